@@ -1,0 +1,122 @@
+# tapekit: one static library (lib/) and one program per tools/<name>/.
+# Targets: all (default), test, test-asan, demo, bench, fuzz, lint, install, clean.
+# Variables: BUILD (output folder), PREFIX, DESTDIR, WERROR=1, TESTS (bats files).
+
+BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+CXX ?= g++
+OPT ?= -O2
+CXXFLAGS ?= $(OPT) -g
+SANITIZE ?=
+
+WARNINGS := -Wall -Wextra -Wpedantic -Wshadow -Wundef -Wold-style-cast -Wconversion
+ALL_CXXFLAGS := -std=c++20 $(WARNINGS) $(if $(WERROR),-Werror) $(SANITIZE) $(CXXFLAGS) -MMD -MP
+LDLIBS := -pthread
+
+# Debian packages, by what needs them. `make` installs what is missing (as root).
+PKGS_BUILD := g++ make libcxxopts-dev libboost-dev
+PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev \
+             buffer mbuffer tar cpio dump mt-st openssh-server openssh-client \
+             e2fsprogs strace mandoc xxd procps coreutils openssl
+PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
+PKGS_BENCH := $(PKGS_TEST) time
+PKGS_FUZZ := clang libclang-rt-14-dev
+
+LIB_SRCS := $(sort $(wildcard lib/*.cpp lib/*/*.cpp))
+LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+LIB_A := $(BUILD)/lib/libtk.a
+TOOLS := $(sort $(notdir $(patsubst %/main.cpp,%,$(wildcard tools/*/main.cpp))))
+BINS := $(TOOLS:%=$(BUILD)/bin/%)
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.cpp))
+UNIT_BIN := $(BUILD)/bin/unit-tests
+HELPER_SRCS := $(sort $(wildcard tests/helpers/*.cpp))
+HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.cpp=$(BUILD)/test-bin/%)
+SHIM_SRCS := $(sort $(wildcard tests/shim/*.c))
+SHIMS := $(SHIM_SRCS:tests/shim/%.c=$(BUILD)/test-lib/%.so)
+
+.PHONY: all test test-asan unit demo bench fuzz lint install clean deps-build deps-test deps-demo deps-bench
+all: $(BINS)
+
+# Installs the Debian packages in $(1) that are missing; not root: says how.
+define ensure_packages
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing missing Debian packages:" $$missing; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing Debian packages; as root run: apt-get install -y" $$missing >&2; exit 1; \
+	  fi; \
+	fi
+endef
+
+deps-build: ; $(call ensure_packages,$(PKGS_BUILD))
+deps-test: ; $(call ensure_packages,$(PKGS_TEST))
+deps-demo: ; $(call ensure_packages,$(PKGS_DEMO))
+deps-bench: ; $(call ensure_packages,$(PKGS_BENCH))
+
+$(BUILD)/obj/%.o: %.cpp | deps-build
+	@mkdir -p $(@D)
+	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+define tool_rule
+$(1)_SRCS := $$(sort $$(wildcard tools/$(1)/*.cpp))
+$(BUILD)/bin/$(1): $$($(1)_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A)
+	@mkdir -p $$(@D)
+	$$(CXX) $$(ALL_CXXFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
+
+$(UNIT_BIN): $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A) | deps-test
+	@mkdir -p $(@D)
+	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(LDLIBS)
+
+$(BUILD)/test-bin/%: tests/helpers/%.cpp $(LIB_A)
+	@mkdir -p $(@D)
+	$(CXX) $(ALL_CXXFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(BUILD)/test-lib/%.so: tests/shim/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl
+
+unit: $(UNIT_BIN)
+
+# The whole suite: unit tests, every bats file, then the sanitizer pass.
+test: deps-test all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN))
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
+	  SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  all $(if $(HELPER_SRCS),$(HELPER_BINS:$(BUILD)/%=$(BUILD)/asan/%)) >/dev/null
+	@BUILD=$(BUILD) tests/run-suites $(TESTS)
+
+# Only the sanitizer pass (also part of `make test`).
+test-asan: deps-test
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
+	  SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  all $(HELPER_BINS:$(BUILD)/%=$(BUILD)/asan/%) $(SHIMS:$(BUILD)/%=$(BUILD)/asan/%)
+	@BUILD=$(BUILD) TK_ONLY_ASAN=1 tests/run-suites $(TESTS)
+
+demo: deps-demo all
+	@BUILD=$(BUILD) tests/demo
+
+bench: deps-bench all $(HELPER_BINS)
+	@BUILD=$(BUILD) bench/run-all
+
+lint:
+	mandoc -T lint -W warning man/*.[18]
+	shellcheck -x tests/run-suites tests/demo bench/run-all bench/bench-* .ci/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	for m in man/*.1; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/ || true; done
+	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/ || true; done
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

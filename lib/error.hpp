@@ -1,0 +1,52 @@
+// tk::Error: the one failure type of the library, errno plus what was being done.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace tk {
+
+// A failed system call or operation. what() reads "context: strerror(errnum)",
+// e.g. "write /dev/nst0: No space left on device". Context starts lower-case.
+class Error : public std::system_error {
+ public:
+  Error(int errnum, std::string context);
+  // Bytes of the failed transfer that did reach the device before the error.
+  Error(int errnum, std::string context, std::size_t bytes_done);
+
+  const char* what() const noexcept override { return message_.c_str(); }
+  int errnum() const noexcept { return code().value(); }
+  const std::string& context() const noexcept { return context_; }
+  std::size_t bytes_done() const noexcept { return bytes_done_; }
+
+ private:
+  std::string context_;
+  std::string message_;
+  std::size_t bytes_done_ = 0;
+};
+
+// Bad command-line input (unknown option, malformed size). Tools map it to
+// their usage status; the message names the option and value.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A diagnostic whose exact wording and exit status are part of a replaced
+// program's interface (scripts grep for them). Printed verbatim, no prefix.
+class ExactExit : public std::runtime_error {
+ public:
+  ExactExit(int status, std::string text)
+      : std::runtime_error(std::move(text)), status_(status) {}
+  int status() const noexcept { return status_; }
+
+ private:
+  int status_;
+};
+
+// Throws Error(errno, context); call right after the failing syscall.
+[[noreturn]] void throw_errno(std::string context);
+
+}  // namespace tk

@@ -1,0 +1,117 @@
+// System-call wrappers: the only place EINTR and EAGAIN are handled.
+#include "io.hpp"
+
+#include <atomic>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+namespace tk {
+namespace {
+// The one piece of mutable global state the library keeps: a signal flag.
+std::atomic<bool> stop_flag{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+}  // namespace
+
+void request_stop() noexcept { stop_flag.store(true, std::memory_order_relaxed); }
+bool stop_requested() noexcept { return stop_flag.load(std::memory_order_relaxed); }
+void clear_stop() noexcept { stop_flag.store(false, std::memory_order_relaxed); }
+
+void throw_syscall_error(std::string context) {
+  if (errno == EINTR) throw Interrupted(std::move(context));
+  throw_errno(std::move(context));
+}
+
+Fd& Fd::operator=(Fd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+Fd::~Fd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int Fd::release() noexcept {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+void Fd::close(std::string_view context) {
+  int fd = release();
+  if (fd >= 0 && ::close(fd) == -1 && errno != EINTR) throw_errno(std::string(context));
+}
+
+Fd open_file(const std::string& path, int flags, mode_t mode) {
+  int fd = retry_eintr([&] { return ::open(path.c_str(), flags | O_CLOEXEC, mode); });
+  if (fd == -1) throw_syscall_error("open " + path);
+  return Fd(fd);
+}
+
+void wait_ready(int fd, short events, std::string_view name) {
+  pollfd pfd{fd, events, 0};
+  int n = retry_eintr([&] { return ::poll(&pfd, 1, -1); });
+  if (n == -1) throw_syscall_error("poll " + std::string(name));
+}
+
+std::size_t read_record(int fd, std::span<std::byte> buf, std::string_view name) {
+  for (;;) {
+    ssize_t n = retry_eintr([&] { return ::read(fd, buf.data(), buf.size()); });
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EAGAIN) {
+      wait_ready(fd, POLLIN, name);
+      continue;
+    }
+    throw_syscall_error("read " + std::string(name));
+  }
+}
+
+std::size_t read_full(int fd, std::span<std::byte> buf, std::string_view name) {
+  std::size_t got = 0;
+  while (got < buf.size()) {
+    std::size_t n = read_record(fd, buf.subspan(got), name);
+    if (n == 0) break;
+    got += n;
+  }
+  return got;
+}
+
+void write_all(int fd, std::span<const std::byte> data, std::string_view name) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = retry_eintr(
+        [&] { return ::write(fd, data.data() + done, data.size() - done); });
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n == -1 && errno == EAGAIN) {
+      wait_ready(fd, POLLOUT, name);
+      continue;
+    }
+    int err = n == 0 ? ENOSPC : errno;
+    if (err == EINTR) throw Interrupted("write " + std::string(name));
+    throw Error(err, "write " + std::string(name), done);
+  }
+}
+
+void write_record(int fd, std::span<const std::byte> record, std::string_view name) {
+  for (;;) {
+    ssize_t n = retry_eintr([&] { return ::write(fd, record.data(), record.size()); });
+    if (n == static_cast<ssize_t>(record.size())) return;
+    if (n == -1 && errno == EAGAIN) {
+      wait_ready(fd, POLLOUT, name);
+      continue;
+    }
+    if (n == -1 && errno == EINTR) throw Interrupted("write " + std::string(name));
+    // A short write on a tape means the medium is full: st reports early
+    // warning that way when it has no errno to give.
+    int err = n == -1 ? errno : ENOSPC;
+    throw Error(err, "write " + std::string(name), n > 0 ? static_cast<std::size_t>(n) : 0);
+  }
+}
+
+}  // namespace tk

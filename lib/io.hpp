@@ -1,0 +1,84 @@
+// Descriptors and the system calls on them: RAII ownership, EINTR retried in
+// exactly one place, and the two read shapes (one record vs. fill the buffer).
+#pragma once
+
+#include <cerrno>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+
+#include "error.hpp"
+
+namespace tk {
+
+// Set from a signal handler to make blocking calls give up instead of
+// retrying after EINTR. Async-signal-safe.
+void request_stop() noexcept;
+bool stop_requested() noexcept;
+void clear_stop() noexcept;
+
+// Thrown when a blocking call was interrupted after request_stop().
+class Interrupted : public Error {
+ public:
+  explicit Interrupted(std::string context) : Error(EINTR, std::move(context)) {}
+};
+
+// Calls fn(args...) again while it fails with EINTR, unless a stop was
+// requested. Never use it for close(2): a retried close may close a
+// descriptor another thread just opened.
+template <class Fn, class... Args>
+auto retry_eintr(Fn fn, Args... args) -> decltype(fn(args...)) {
+  for (;;) {
+    auto result = fn(args...);
+    if (result != -1 || errno != EINTR || stop_requested()) return result;
+  }
+}
+
+// Throws Interrupted for EINTR (only reached after request_stop), Error otherwise.
+[[noreturn]] void throw_syscall_error(std::string context);
+
+// A move-only owner of a file descriptor; -1 means none. The destructor closes
+// quietly; call close() where a failing close must be reported.
+class Fd {
+ public:
+  Fd() noexcept = default;
+  explicit Fd(int fd) noexcept : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+
+  int get() const noexcept { return fd_; }
+  bool valid() const noexcept { return fd_ >= 0; }
+  int release() noexcept;
+  // Closes and throws Error(context) if close(2) fails.
+  void close(std::string_view context);
+
+ private:
+  int fd_ = -1;
+};
+
+Fd open_file(const std::string& path, int flags, mode_t mode = 0666);
+
+// Exactly one read(2): on a tape, one record. Waits (poll) on EAGAIN so a
+// non-blocking descriptor left by ssh behaves like a blocking one.
+std::size_t read_record(int fd, std::span<std::byte> buf, std::string_view name);
+
+// Reads until buf is full or end of input; returns the bytes read.
+std::size_t read_full(int fd, std::span<std::byte> buf, std::string_view name);
+
+// Writes all of data, continuing after short writes and waiting on EAGAIN.
+// On failure throws Error with bytes_done() = bytes that were written.
+void write_all(int fd, std::span<const std::byte> data, std::string_view name);
+
+// Exactly one write(2) of a whole record; a short write throws Error with
+// bytes_done() set (ENOSPC when the device gave no errno).
+void write_record(int fd, std::span<const std::byte> record, std::string_view name);
+
+// Blocks until fd is readable (events = POLLIN) or writable (POLLOUT).
+void wait_ready(int fd, short events, std::string_view name);
+
+}  // namespace tk

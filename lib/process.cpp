@@ -1,0 +1,98 @@
+// fork/exec and reaping, kept in one place.
+#include "process.hpp"
+
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tk {
+
+Child& Child::operator=(Child&& other) noexcept {
+  if (this != &other) {
+    Child dying(pid_);
+    pid_ = other.pid_;
+    other.pid_ = -1;
+  }
+  return *this;
+}
+
+Child::~Child() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) == -1 && errno == EINTR) {
+  }
+}
+
+int Child::wait() {
+  int status = 0;
+  pid_t got = retry_eintr([&] { return ::waitpid(pid_, &status, 0); });
+  if (got == -1) throw_syscall_error("waitpid " + std::to_string(pid_));
+  pid_ = -1;
+  return status;
+}
+
+namespace {
+struct Pipe {
+  Fd read_end, write_end;
+};
+
+Pipe make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) == -1) throw_errno("pipe");
+  return {Fd(fds[0]), Fd(fds[1])};
+}
+
+// In the child after fork: only async-signal-safe calls until exec.
+[[noreturn]] void exec_or_die(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  const char prefix[] = "cannot run ";
+  [[maybe_unused]] auto ignored = ::write(2, prefix, sizeof prefix - 1);
+  ignored = ::write(2, args[0], std::strlen(args[0]));
+  const char* reason = std::strerror(errno);
+  ignored = ::write(2, ": ", 2);
+  ignored = ::write(2, reason, std::strlen(reason));
+  ignored = ::write(2, "\n", 1);
+  ::_exit(127);
+}
+}  // namespace
+
+PipedChild spawn_piped(const std::vector<std::string>& argv) {
+  Pipe down = make_pipe();  // we write, child reads
+  Pipe up = make_pipe();    // child writes, we read
+  pid_t pid = ::fork();
+  if (pid == -1) throw_errno("fork");
+  if (pid == 0) {
+    ::signal(SIGPIPE, SIG_DFL);
+    if (::dup2(down.read_end.get(), 0) == -1 || ::dup2(up.write_end.get(), 1) == -1)
+      ::_exit(127);
+    exec_or_die(argv);
+  }
+  return {Child(pid), std::move(down.write_end), std::move(up.read_end)};
+}
+
+int run_shell(const std::string& command, int stdin_fd, int stdout_fd) {
+  pid_t pid = ::fork();
+  if (pid == -1) throw_errno("fork");
+  if (pid == 0) {
+    ::signal(SIGPIPE, SIG_DFL);
+    if (stdin_fd >= 0 && ::dup2(stdin_fd, 0) == -1) ::_exit(127);
+    if (stdout_fd >= 0 && ::dup2(stdout_fd, 1) == -1) ::_exit(127);
+    exec_or_die({"/bin/sh", "-c", command});
+  }
+  return Child(pid).wait();
+}
+
+std::string describe_wait_status(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "wait status " + std::to_string(status);
+}
+
+}  // namespace tk

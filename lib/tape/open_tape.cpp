@@ -1,0 +1,33 @@
+// open_tape: the only code that knows every backend; it picks one by name.
+#include "tape.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "../error.hpp"
+#include "file_tape.hpp"
+
+namespace tk {
+
+bool is_remote_name(const std::string& name) {
+  auto colon = name.find(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  return name.find('/') > colon;
+}
+
+std::unique_ptr<Tape> tape_from_fd(int fd, std::string name) {
+  struct stat st {};
+  if (::fstat(fd, &st) == -1) throw_errno("stat " + name);
+  return std::make_unique<FileTape>(Fd(fd), std::move(name), false, S_ISCHR(st.st_mode));
+}
+
+std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOptions& options) {
+  if (name == "-")
+    return tape_from_fd((flags & O_ACCMODE) == O_RDONLY ? 0 : 1,
+                        (flags & O_ACCMODE) == O_RDONLY ? "standard input" : "standard output");
+  if (is_remote_name(name)) throw Error(ENOSYS, "open " + name + " (remote tapes not supported yet)");
+  return open_file_tape(name, flags, options.create_mode);
+}
+
+}  // namespace tk

@@ -2,6 +2,7 @@
 #include "io.hpp"
 
 #include <atomic>
+#include <climits>
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -55,6 +56,16 @@ void wait_ready(int fd, short events, std::string_view name) {
   pollfd pfd{fd, events, 0};
   int n = retry_eintr([&] { return ::poll(&pfd, 1, -1); });
   if (n == -1) throw_syscall_error("poll " + std::string(name));
+}
+
+std::size_t grow_pipe(int fd, std::size_t bytes) noexcept {
+  int size = ::fcntl(fd, F_GETPIPE_SZ);
+  if (size == -1) return 0;
+  if (static_cast<std::size_t>(size) < bytes && bytes <= INT_MAX) {
+    int grown = ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(bytes));
+    if (grown != -1) size = grown;
+  }
+  return static_cast<std::size_t>(size);
 }
 
 std::size_t read_record(int fd, std::span<std::byte> buf, std::string_view name) {

@@ -81,4 +81,9 @@ void write_record(int fd, std::span<const std::byte> record, std::string_view na
 // Blocks until fd is readable (events = POLLIN) or writable (POLLOUT).
 void wait_ready(int fd, short events, std::string_view name);
 
+// If fd is a pipe smaller than bytes, tries to enlarge it (F_SETPIPE_SZ);
+// returns the pipe's size afterwards, or 0 when fd is not a pipe. A refusal
+// (over /proc/sys/fs/pipe-max-size) is not an error: pipes work at any size.
+std::size_t grow_pipe(int fd, std::size_t bytes) noexcept;
+
 }  // namespace tk

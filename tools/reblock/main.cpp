@@ -1,0 +1,165 @@
+// reblock: turns any stream into records of exactly one size, for tape drives.
+//
+// Replaces `dd obs=N iflag=fullblock` (GNU coreutils dd, whose -t summary
+// format it follows) and buffer 1.19's reblocking (buffer-reference.md §1):
+// every write is exactly -s bytes, the last one short unless -B pads it.
+// Input and output are tapekit Tape names (file, pipe, st device, .tap image,
+// host:path). Exit statuses: 0 done, 1 failed, 2 bad command line.
+// Deviations from dd: the copy stops at the input's first filemark (tar's and
+// dd's reading of "one tape file"), and bytes already read are written before
+// a read error is reported.
+#include <cxxopts.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+
+#include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
+#include "../../lib/main.hpp"
+#include "../../lib/size.hpp"
+#include "../../lib/tape/tape.hpp"
+#include "reblock.hpp"
+
+namespace {
+
+using tk::reblock::Options;
+using tk::reblock::Totals;
+
+enum class Exit : int { ok = 0, failure = 1, usage = 2 };
+
+// Equal to the SYNOPSIS of man/reblock.1.
+constexpr const char* usage_text =
+    "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]\n"
+    "               [--pad-byte byte]\n";
+
+// Pipes are grown to this size where the system allows, so a read or write
+// of a large record is one system call rather than several.
+constexpr std::size_t pipe_target = 1024 * 1024;
+
+// The option or value cxxopts complained about, from its message: the text
+// between its curly quotes.
+std::string quoted_name(const std::string& message) {
+  auto open = message.find("\u2018");
+  auto close = message.find("\u2019");
+  if (open == std::string::npos || close == std::string::npos || close < open) return message;
+  open += std::string("\u2018").size();
+  return message.substr(open, close - open);
+}
+
+std::string dashed(const std::string& name) { return (name.size() == 1 ? "-" : "--") + name; }
+
+Options parse_options(int argc, char** argv, bool& help) {
+  cxxopts::Options spec("reblock");
+  spec.add_options()
+      ("B", "pad the last record")
+      ("h,help", "usage")
+      ("i", "input", cxxopts::value<std::string>()->default_value("-"))
+      ("o", "output", cxxopts::value<std::string>()->default_value("-"))
+      ("r", "copy records, report sizes")
+      ("s", "record size", cxxopts::value<std::string>())
+      ("t", "print totals")
+      ("max-record", "largest input record", cxxopts::value<std::string>())
+      ("pad-byte", "pad byte", cxxopts::value<std::string>());
+  Options options;
+  try {
+    auto result = spec.parse(argc, argv);
+    if (!result.unmatched().empty())
+      throw tk::UsageError("unexpected operand '" + result.unmatched().front() + "'");
+    help = result.count("h") > 0;
+    options.pad = result.count("B") > 0;
+    options.records = result.count("r") > 0;
+    options.totals = result.count("t") > 0;
+    options.input = result["i"].as<std::string>();
+    options.output = result["o"].as<std::string>();
+    // 1 GiB bounds the buffers reblock allocates for one record.
+    constexpr std::uint64_t max_size = std::uint64_t{1} << 30;
+    if (result.count("s")) {
+      options.size = tk::parse_size(result["s"].as<std::string>(), "record size", max_size);
+      if (options.size == 0) throw tk::UsageError("invalid record size '0': must be at least 1");
+    }
+    if (result.count("max-record")) {
+      options.max_record =
+          tk::parse_size(result["max-record"].as<std::string>(), "--max-record", max_size);
+      if (options.max_record == 0)
+        throw tk::UsageError("invalid --max-record '0': must be at least 1");
+    }
+    if (result.count("pad-byte"))
+      options.pad_byte = static_cast<std::byte>(
+          tk::parse_count(result["pad-byte"].as<std::string>(), "--pad-byte", 0, 255));
+  } catch (const cxxopts::exceptions::no_such_option& e) {
+    throw tk::UsageError("unknown option " + dashed(quoted_name(e.what())));
+  } catch (const cxxopts::exceptions::missing_argument& e) {
+    throw tk::UsageError("option " + dashed(quoted_name(e.what())) + " needs a value");
+  } catch (const cxxopts::exceptions::option_requires_argument& e) {
+    throw tk::UsageError("option " + dashed(quoted_name(e.what())) + " needs a value");
+  } catch (const cxxopts::exceptions::invalid_option_syntax& e) {
+    throw tk::UsageError("invalid option '" + quoted_name(e.what()) + "'");
+  } catch (const cxxopts::exceptions::parsing& e) {
+    throw tk::UsageError(e.what());
+  }
+  return options;
+}
+
+// Prints -t's summary when the copy ends, also when it ends in an error.
+class SummaryAtExit {
+ public:
+  SummaryAtExit(const Options& options, const Totals& totals)
+      : options_(options), totals_(totals), start_(std::chrono::steady_clock::now()) {}
+  SummaryAtExit(const SummaryAtExit&) = delete;
+  SummaryAtExit& operator=(const SummaryAtExit&) = delete;
+  ~SummaryAtExit() {
+    std::string text;
+    if (options_.records) text += tk::reblock::format_histogram(totals_);
+    if (options_.totals) {
+      std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
+      text += tk::reblock::format_summary(totals_, took.count());
+    }
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  }
+
+ private:
+  const Options& options_;
+  const Totals& totals_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+int run(int argc, char** argv) {
+  bool help = false;
+  Options options = parse_options(argc, argv, help);
+  if (help) {
+    std::fputs(usage_text, stdout);
+    return static_cast<int>(Exit::ok);
+  }
+  // A reader that went away shows as EPIPE, which run_main reports quietly.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  // The input first: a missing input must not truncate the output.
+  auto in = tk::open_tape(options.input, O_RDONLY);
+  auto out = tk::open_tape(options.output, O_WRONLY | O_CREAT | O_TRUNC);
+  for (int fd : {in->poll_fd(), out->poll_fd()})
+    if (fd >= 0) tk::grow_pipe(fd, pipe_target);
+
+  Totals totals;
+  {
+    SummaryAtExit summary(options, totals);
+    if (options.records)
+      tk::reblock::copy_records(*in, *out, options, totals);
+    else
+      tk::reblock::copy_reblocked(*in, *out, options, totals);
+  }
+  out->close();
+  in->close();
+  return static_cast<int>(Exit::ok);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tk::ExitPolicy policy;
+  policy.usage = static_cast<int>(Exit::usage);
+  policy.failure = static_cast<int>(Exit::failure);
+  policy.usage_text = usage_text;
+  return tk::run_main("reblock", policy, [&] { return run(argc, argv); });
+}

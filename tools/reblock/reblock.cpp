@@ -1,0 +1,229 @@
+// reblock's copy loops: exact records out of any input, and the record survey.
+#include "reblock.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "../../lib/error.hpp"
+
+namespace tk::reblock {
+namespace {
+
+// Small records are gathered in a buffer of at least this many bytes, so one
+// read(2) can feed many writes.
+constexpr std::size_t min_capacity = 256 * 1024;
+
+std::string count_noun(std::uint64_t n, const char* singular, const char* plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural);
+}
+
+// Reads one record of at most options.max_record bytes; a bigger one is an
+// error that names the limit (Tape::read fails with ENOMEM, as st does).
+std::size_t read_bounded(Tape& in, std::span<std::byte> buf, const Options& options) {
+  try {
+    return in.read(buf);
+  } catch (const Error& e) {
+    if (e.errnum() != ENOMEM) throw;
+    throw Error(ENOMEM, "read " + in.name() + ": record larger than --max-record " +
+                            std::to_string(options.max_record) + " bytes");
+  }
+}
+
+// Output records of exactly options.size bytes, gathered in one buffer whose
+// capacity is a multiple of the size, so a record never wraps: input lands at
+// fill_, every complete record from start_ on is written straight from the
+// buffer, and both go back to 0 when the buffer is used up. Nothing is copied
+// when the input is read straight into free_space().
+class Reblocker {
+ public:
+  Reblocker(Tape& out, const Options& options, Totals& totals, bool input_is_stream)
+      : out_(out),
+        options_(options),
+        totals_(totals),
+        input_is_stream_(input_is_stream),
+        capacity_(options.size * ((std::max(options.size, min_capacity) + options.size - 1) /
+                                  options.size)),
+        buffer_(std::make_unique_for_overwrite<std::byte[]>(capacity_)) {}
+
+  std::span<std::byte> free_space() { return {buffer_.get() + fill_, capacity_ - fill_}; }
+
+  // Takes n bytes just placed at free_space() and writes the records they complete.
+  void commit(std::size_t n) {
+    fill_ += n;
+    while (fill_ - start_ >= options_.size) {
+      write(start_, options_.size);
+      start_ += options_.size;
+      if (input_is_stream_) ++totals_.in_full;
+    }
+    if (start_ == capacity_) start_ = fill_ = 0;
+  }
+
+  void append(std::span<const std::byte> data) {
+    while (!data.empty()) {
+      std::size_t n = std::min(data.size(), capacity_ - fill_);
+      std::memcpy(buffer_.get() + fill_, data.data(), n);
+      data = data.subspan(n);
+      commit(n);
+    }
+  }
+
+  // Writes what is left as the last record, padded to size with -B.
+  void finish() {
+    std::size_t rest = fill_ - start_;
+    if (rest == 0) return;
+    if (input_is_stream_) ++totals_.in_partial;
+    if (options_.pad) {
+      std::memset(buffer_.get() + fill_, std::to_integer<int>(options_.pad_byte),
+                  options_.size - rest);
+      rest = options_.size;
+    }
+    std::size_t offset = start_;
+    start_ = fill_ = 0;
+    write(offset, rest);
+  }
+
+ private:
+  void write(std::size_t offset, std::size_t length) {
+    try {
+      out_.write({buffer_.get() + offset, length});
+    } catch (const Error& e) {
+      // Say how much of the output can be trusted: the records before this one.
+      std::string context = e.context() + " after " +
+                            count_noun(totals_.out_full, "full record", "full records") +
+                            " of " + std::to_string(options_.size) + " bytes";
+      if (e.bytes_done() > 0)
+        context += " and " + std::to_string(e.bytes_done()) + " bytes of the next";
+      totals_.bytes_out += e.bytes_done();
+      throw Error(e.errnum(), std::move(context), e.bytes_done());
+    }
+    totals_.bytes_out += length;
+    if (length == options_.size)
+      ++totals_.out_full;
+    else
+      ++totals_.out_partial;
+  }
+
+  Tape& out_;
+  const Options& options_;
+  Totals& totals_;
+  bool input_is_stream_;
+  std::size_t capacity_;
+  std::unique_ptr<std::byte[]> buffer_;
+  std::size_t start_ = 0;
+  std::size_t fill_ = 0;
+};
+
+// dd's human-readable size: two significant figures below 10, whole above.
+std::string human(double value, const char* const* units, double base) {
+  int unit = 0;
+  while (value >= base * 0.9995 && units[unit + 1] != nullptr) {
+    value /= base;
+    ++unit;
+  }
+  char text[32];
+  if (value < 9.95)
+    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  else
+    std::snprintf(text, sizeof text, "%.0f %s", value, units[unit]);
+  return text;
+}
+
+constexpr const char* si_units[] = {"B", "kB", "MB", "GB", "TB", "PB", nullptr};
+constexpr const char* iec_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", nullptr};
+
+}  // namespace
+
+void copy_reblocked(Tape& in, Tape& out, const Options& options, Totals& totals) {
+  bool stream = !in.keeps_records();
+  Reblocker blocks(out, options, totals, stream);
+  std::vector<std::byte> record(stream ? 0 : options.max_record);
+  for (;;) {
+    std::size_t n = 0;
+    try {
+      // From a stream, read straight into the output buffer; records must be
+      // read whole, so they go through their own buffer.
+      n = stream ? in.read(blocks.free_space()) : read_bounded(in, record, options);
+    } catch (const Error&) {
+      // Keep what was read: it goes out before the read error is reported.
+      blocks.finish();
+      throw;
+    }
+    if (n == 0) break;
+    totals.bytes_in += n;
+    if (stream) {
+      blocks.commit(n);
+      continue;
+    }
+    if (n == options.size)
+      ++totals.in_full;
+    else
+      ++totals.in_partial;
+    blocks.append(std::span(record).first(n));
+  }
+  blocks.finish();
+}
+
+void copy_records(Tape& in, Tape& out, const Options& options, Totals& totals) {
+  std::vector<std::byte> record(options.max_record);
+  for (;;) {
+    std::size_t n = read_bounded(in, record, options);
+    if (n == 0) break;
+    totals.bytes_in += n;
+    ++totals.sizes[n];
+    ++(n == options.size ? totals.in_full : totals.in_partial);
+    try {
+      out.write(std::span(record).first(n));
+    } catch (const Error& e) {
+      std::uint64_t written = totals.out_full + totals.out_partial;
+      throw Error(e.errnum(),
+                  e.context() + " after " + count_noun(written, "record", "records") + " (" +
+                      std::to_string(totals.bytes_out) + " bytes)",
+                  e.bytes_done());
+    }
+    totals.bytes_out += n;
+    ++(n == options.size ? totals.out_full : totals.out_partial);
+  }
+}
+
+std::string format_summary(const Totals& totals, double seconds) {
+  char line[256];
+  std::string text;
+  std::snprintf(line, sizeof line, "%" PRIu64 "+%" PRIu64 " records in\n", totals.in_full,
+                totals.in_partial);
+  text += line;
+  std::snprintf(line, sizeof line, "%" PRIu64 "+%" PRIu64 " records out\n", totals.out_full,
+                totals.out_partial);
+  text += line;
+  auto bytes = static_cast<double>(totals.bytes_out);
+  text += totals.bytes_out == 1 ? "1 byte" : std::to_string(totals.bytes_out) + " bytes";
+  if (totals.bytes_out >= 1000) {
+    text += " (" + human(bytes, si_units, 1000);
+    if (totals.bytes_out >= 1024) text += ", " + human(bytes, iec_units, 1024);
+    text += ")";
+  }
+  std::snprintf(line, sizeof line, " copied, %g s, ", seconds);
+  text += line;
+  text += seconds > 0 ? human(bytes / seconds, si_units, 1000) + "/s\n" : "-- B/s\n";
+  return text;
+}
+
+std::string format_histogram(const Totals& totals) {
+  std::string text;
+  std::uint64_t records = 0;
+  for (auto it = totals.sizes.rbegin(); it != totals.sizes.rend(); ++it) {
+    text += count_noun(it->second, "record", "records") + " of " +
+            count_noun(it->first, "byte", "bytes") + "\n";
+    records += it->second;
+  }
+  text += count_noun(records, "record", "records") + ", " +
+          count_noun(totals.bytes_in, "byte", "bytes") + "\n";
+  return text;
+}
+
+}  // namespace tk::reblock

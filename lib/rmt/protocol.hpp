@@ -1,0 +1,182 @@
+// The rmt wire codec: framing of requests and replies, open flags, seek
+// argument order, op-code mapping and struct mtget. Knows no Tape; both the
+// server (tools/rmt) and the remote backend (lib/tape/remote_tape) use it.
+// Reference: rmt-protocol.md (section numbers below refer to it).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "../error.hpp"
+
+namespace tk::rmt {
+
+// Longest argument lines kept (§12.6.5); longer lines are drained to their
+// newline and flagged, never split and executed.
+struct Limits {
+  std::size_t device = 4095;
+  std::size_t flags = 256;
+  std::size_t number = 64;
+  // An argument line longer than this is not drained but ends the session.
+  std::size_t drain = std::size_t{1} << 20;
+};
+
+// A frame that cannot be answered in sync: end of input inside a request,
+// an unknown command byte, or an endless line. The session ends on it.
+class ProtocolError : public Error {
+ public:
+  enum class Kind { truncated, garbage, oversize, bad_reply };
+  ProtocolError(Kind kind, std::string context)
+      : Error(kind == Kind::truncated ? EPIPE : EPROTO, std::move(context)), kind_(kind) {}
+  Kind kind() const noexcept { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// Where the reader gets bytes: a pipe, a socket, or memory (the fuzzer).
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads at least one byte; returns 0 only at end of input.
+  virtual std::size_t read_some(std::span<std::byte> buf) = 0;
+};
+
+// A ByteSource over memory, for tests and the fuzzer.
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::span<const std::byte> data) : data_(data) {}
+  std::size_t read_some(std::span<std::byte> buf) override;
+
+ private:
+  std::span<const std::byte> data_;
+};
+
+// Buffered reading of the control stream: one read(2) serves many requests.
+class BufferedReader {
+ public:
+  explicit BufferedReader(ByteSource& source, std::size_t capacity = 64 * 1024);
+
+  // The next byte, or -1 at end of input.
+  int get();
+  // Reads a line up to '\n' (not stored) into out, keeping at most `keep`
+  // bytes; returns false at end of input before '\n'. Sets too_long when
+  // the line was longer than `keep`; throws ProtocolError(oversize) beyond
+  // `drain` bytes.
+  bool read_line(std::string& out, std::size_t keep, std::size_t drain, bool& too_long);
+  // Fills buf exactly; returns the bytes read (short only at end of input).
+  std::size_t read_exact(std::span<std::byte> buf);
+  // Reads and drops n bytes; returns the bytes dropped.
+  std::uint64_t discard(std::uint64_t n);
+  // True when bytes are already buffered (no read(2) needed for the next get).
+  bool buffered() const noexcept { return pos_ < end_; }
+
+ private:
+  bool fill();
+  ByteSource& source_;
+  std::unique_ptr<std::byte[]> buf_;
+  std::size_t capacity_;
+  std::size_t pos_ = 0;
+  std::size_t end_ = 0;
+};
+
+// One request as framed on the wire; argument lines are raw text.
+struct Request {
+  char command = 0;
+  int line_count = 0;
+  std::array<std::string, 2> lines;
+  std::array<bool, 2> too_long{};
+  char sub = 0;  // the byte after 's'
+};
+
+// Reads the next request: skips stray newlines where a command byte is
+// expected, then reads exactly the argument lines the command takes, all of
+// them before anything is validated. Returns false at end of input between
+// requests; throws ProtocolError for an unknown command byte, end of input
+// inside a request, or a line beyond Limits::drain.
+bool read_request(BufferedReader& in, const Limits& limits, Request& out);
+
+// Strict decimal: optional leading blanks, optional sign, digits, nothing after.
+std::optional<std::int64_t> parse_number(std::string_view text);
+
+// Open flags as numeric, numeric plus symbolic, or symbolic (with or without
+// "O_"); the symbolic part wins; a number alone is masked to O_ACCMODE,
+// since only the access mode is the same on every OS (§5). Returns Linux
+// flags, or nullopt for an invalid line.
+std::optional<int> parse_open_flags(std::string_view text);
+// "<accmode> O_WRONLY|O_CREAT|O_TRUNC": portable to every symbolic server.
+std::string format_open_flags(int flags);
+
+// How to read the two lines of L (§6).
+enum class SeekOrder { automatic, bsd, gnu };
+struct SeekArgs {
+  std::int64_t offset = 0;
+  int whence = 0;  // 0,1,2 lseek; 3,4 SEEK_DATA/HOLE; 10,11 dump's QFA
+};
+// Decodes L's lines a and b; nullopt when either is not a number/keyword.
+std::optional<SeekArgs> decode_seek(std::string_view a, std::string_view b, SeekOrder order);
+
+// Protocol version 1 (after "I-1" -> "A1"): BSD/Sun op numbers 0..10 to
+// Linux op codes (§7.3); nullopt for anything else.
+std::optional<int> linux_op_from_v1(std::int64_t wire);
+// Linux op code to its v1 wire number, if it has one.
+std::optional<int> v1_op_from_linux(int linux_op);
+// The "i" extended ops: 2 RETEN, 3 ERASE, 4 EOM; nullopt otherwise.
+std::optional<int> linux_op_from_extended(std::int64_t wire);
+std::optional<int> extended_op_from_linux(int linux_op);
+
+// Linux x86-64 struct mtget, the S reply payload (§8.1).
+struct MtGet {
+  std::int64_t type = 0;
+  std::int64_t resid = 0;
+  std::int64_t dsreg = 0;
+  std::int64_t gstat = 0;
+  std::int64_t erreg = 0;
+  std::int32_t fileno = 0;
+  std::int32_t blkno = 0;
+};
+inline constexpr std::size_t mtget_size = 48;
+// mt_gstat bits (GMT_*).
+namespace gstat {
+inline constexpr std::int64_t eof = 0x80000000;
+inline constexpr std::int64_t bot = 0x40000000;
+inline constexpr std::int64_t eot = 0x20000000;
+inline constexpr std::int64_t sm = 0x10000000;
+inline constexpr std::int64_t eod = 0x08000000;
+inline constexpr std::int64_t wr_prot = 0x04000000;
+inline constexpr std::int64_t online = 0x01000000;
+inline constexpr std::int64_t dr_open = 0x00040000;
+inline constexpr std::int64_t im_rep_en = 0x00010000;
+inline constexpr std::int64_t cln = 0x00008000;
+}  // namespace gstat
+
+std::array<std::byte, mtget_size> encode_mtget(const MtGet& m);
+// Decodes a 48-byte struct; nullopt for any other size.
+std::optional<MtGet> decode_mtget(std::span<const std::byte> bytes);
+// The value of an "s<c>" sub-command (§8.2); nullopt for an unknown c.
+std::optional<std::int64_t> status_field(const MtGet& m, char sub);
+
+// Reply formatting, appended to out: "A<n>\n" and "E<errno>\n<text>\n"
+// (the text one ASCII line under 79 bytes, errno never 0).
+void append_ok(std::string& out, std::uint64_t value);
+void append_error(std::string& out, int errnum, std::string_view text);
+
+// A reply as a client reads it.
+struct Reply {
+  bool ok = false;
+  std::int64_t value = 0;  // A<value>
+  int errnum = 0;          // E or F
+  bool fatal = false;      // F: the connection must be considered dead
+  std::string text;
+};
+// Reads one status line (at most 64 bytes, as GNU clients accept) and, for
+// E/F, the message line; throws ProtocolError(bad_reply) on anything else.
+Reply read_reply(BufferedReader& in);
+
+}  // namespace tk::rmt

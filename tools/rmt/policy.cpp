@@ -1,0 +1,147 @@
+// Path and flag checks for O requests: allow-list, read-only, write-once.
+#include "policy.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../lib/error.hpp"
+#include "../../lib/tape/tape.hpp"
+
+namespace tk::rmt_server {
+namespace {
+
+// Flags a client may ask for; everything else (O_DIRECTORY, O_PATH,
+// O_TMPFILE, ...) is dropped (§12.6.4).
+constexpr int client_flags =
+    O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | O_DSYNC | O_SYNC | O_NONBLOCK;
+
+bool has_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+bool has_dotdot(const std::string& path) {
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    if (path.compare(start, slash - start, "..") == 0 && slash - start == 2) return true;
+    start = slash + 1;
+  }
+  return false;
+}
+
+std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) return {};
+  return buf;
+}
+
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) throw_errno("getcwd");
+  return std::string(cwd) + "/" + path;
+}
+
+// The path with every symlink resolved; for a file about to be created, its
+// directory resolved and the last component kept.
+std::string resolve(const std::string& path) {
+  std::string r = real_path(path);
+  if (!r.empty()) return r;
+  auto slash = path.rfind('/');
+  std::string dir = path.substr(0, slash == 0 ? 1 : slash);
+  std::string base = path.substr(slash + 1);
+  if (base.empty() || base == ".") return {};
+  std::string d = real_path(dir);
+  if (d.empty()) return {};
+  return d == "/" ? "/" + base : d + "/" + base;
+}
+
+}  // namespace
+
+PathPolicy::PathPolicy(const std::vector<std::string>& allow, bool read_only, bool write_once)
+    : read_only_(read_only), write_once_(write_once) {
+  for (const auto& a : allow) {
+    Entry e;
+    std::string abs = absolute(a);
+    if (has_glob(abs)) {
+      // Resolve the fixed directory part so that globs compare with real paths.
+      auto slash = abs.rfind('/', abs.find_first_of("*?["));
+      std::string dir = real_path(abs.substr(0, slash == 0 ? 1 : slash));
+      e.pattern = dir.empty() ? abs : (dir == "/" ? "" : dir) + abs.substr(slash);
+      e.glob = true;
+    } else {
+      std::string r = real_path(abs);
+      e.pattern = r.empty() ? abs : r;
+      struct stat st {};
+      e.directory = (::stat(e.pattern.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) ||
+                    (!abs.empty() && abs.back() == '/');
+      while (e.pattern.size() > 1 && e.pattern.back() == '/') e.pattern.pop_back();
+    }
+    entries_.push_back(std::move(e));
+  }
+}
+
+bool PathPolicy::allowed(const std::string& resolved) const {
+  for (const auto& e : entries_) {
+    if (e.glob) {
+      if (::fnmatch(e.pattern.c_str(), resolved.c_str(), FNM_PATHNAME) == 0) return true;
+    } else if (e.directory) {
+      if (e.pattern == "/" ||
+          (resolved.compare(0, e.pattern.size(), e.pattern) == 0 &&
+           (resolved.size() == e.pattern.size() || resolved[e.pattern.size()] == '/')))
+        return true;
+    } else if (resolved == e.pattern) {
+      return true;
+    }
+  }
+  return false;
+}
+
+OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
+  for (char c : requested)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw Error(EACCES, "open: control character in name");
+  if (requested.empty()) throw Error(ENOENT, "open: empty name");
+  if (has_dotdot(requested)) throw Error(EACCES, "open " + requested + ": \"..\" refused");
+
+  OpenDecision d;
+  d.flags = (flags & client_flags) | O_NOCTTY;
+  if ((d.flags & O_ACCMODE) == O_RDONLY) d.flags &= ~(O_TRUNC | O_CREAT | O_EXCL | O_APPEND);
+  bool writing = (d.flags & O_ACCMODE) != O_RDONLY;
+  if (read_only_ && writing) throw Error(EROFS, "open " + requested + ": read-only server");
+
+  if (!restricted()) {
+    // A name that open_tape would take for "host:path" or standard I/O is a
+    // local file here: the server never opens a connection or its own stdio.
+    d.path = requested;
+    if (requested == "-" || is_remote_name(requested)) d.path = "./" + requested;
+  } else {
+    std::string abs = absolute(requested);
+    if (!allowed(abs)) throw Error(EACCES, "open " + requested + ": not allowed");
+    d.path = resolve(abs);
+    if (d.path.empty()) {
+      // Nothing to resolve: the open fails the ordinary way.
+      d.path = abs;
+    } else if (!allowed(d.path)) {
+      throw Error(EACCES, "open " + requested + ": leaves the allowed tree");
+    }
+    // Every link is resolved now, so a link swapped in later is refused.
+    d.flags |= O_NOFOLLOW;
+  }
+
+  if (write_once_ && writing) {
+    struct stat st {};
+    if (::stat(d.path.c_str(), &st) == 0) {
+      if (!S_ISCHR(st.st_mode)) throw Error(EEXIST, "open " + requested + ": write-once");
+    } else {
+      d.flags |= O_CREAT | O_EXCL;
+    }
+  }
+  return d;
+}
+
+}  // namespace tk::rmt_server

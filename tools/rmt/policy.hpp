@@ -1,0 +1,39 @@
+// rmt's access policy: which paths a connection may open and how (§12.6).
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace tk::rmt_server {
+
+// The open-time decision for one O request.
+struct OpenDecision {
+  std::string path;  // what to open
+  int flags = 0;     // filtered open(2) flags
+};
+
+class PathPolicy {
+ public:
+  // allow: --allow entries (directories, files, or globs). Empty means the
+  // bare drop-in mode: anything the calling user can open.
+  PathPolicy(const std::vector<std::string>& allow, bool read_only, bool write_once);
+
+  // Checks a requested device and flags; throws Error(EACCES, EROFS,
+  // EEXIST, ENAMETOOLONG) when the request is refused.
+  OpenDecision decide(const std::string& requested, int flags) const;
+  bool restricted() const noexcept { return !entries_.empty(); }
+
+ private:
+  struct Entry {
+    std::string pattern;  // resolved directory, file, or glob
+    bool glob = false;
+    bool directory = false;
+  };
+  bool allowed(const std::string& resolved) const;
+  std::vector<Entry> entries_;
+  bool read_only_;
+  bool write_once_;
+};
+
+}  // namespace tk::rmt_server

@@ -1,0 +1,521 @@
+// The rmt request loop over a Tape: one request, one reply, errors answered
+// as E replies so the client carries on (rmt-protocol.md §4, §12.6, §13).
+#include "server.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <memory>
+#include <netdb.h>
+#include <optional>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "../../lib/io.hpp"
+#include "../../lib/rmt/fd_source.hpp"
+#include "../../lib/tape/tape.hpp"
+#include "policy.hpp"
+
+namespace tk::rmt_server {
+namespace {
+
+struct OpName {
+  const char* name;
+  MtOp op;
+  bool by_default;  // on the allow-list of a restricted server (§12.6.8)
+  bool writes;      // refused by --read-only
+};
+
+constexpr std::array<OpName, 33> op_names{{
+    {"reset", MtOp::reset, false, false},      {"fsf", MtOp::fsf, true, false},
+    {"bsf", MtOp::bsf, true, false},           {"fsr", MtOp::fsr, true, false},
+    {"bsr", MtOp::bsr, true, false},           {"weof", MtOp::weof, true, true},
+    {"rewind", MtOp::rewind, true, false},     {"offline", MtOp::offline, true, false},
+    {"nop", MtOp::nop, true, false},           {"retension", MtOp::retension, true, false},
+    {"bsfm", MtOp::bsfm, true, false},         {"fsfm", MtOp::fsfm, true, false},
+    {"eom", MtOp::eom, true, false},           {"erase", MtOp::erase, false, true},
+    {"ras1", MtOp::ras1, false, false},        {"ras2", MtOp::ras2, false, false},
+    {"ras3", MtOp::ras3, false, false},        {"setblk", MtOp::setblk, false, false},
+    {"setdensity", MtOp::setdensity, false, false},
+    {"seek", MtOp::seek, true, false},         {"tell", MtOp::tell, true, false},
+    {"setdrvbuffer", MtOp::setdrvbuffer, false, false},
+    {"fss", MtOp::fss, true, false},           {"bss", MtOp::bss, true, false},
+    {"wsm", MtOp::wsm, false, true},           {"lock", MtOp::lock, false, false},
+    {"unlock", MtOp::unlock, false, false},    {"load", MtOp::load, true, false},
+    {"unload", MtOp::unload, true, false},     {"compression", MtOp::compression, true, false},
+    {"setpart", MtOp::setpart, false, false},  {"mkpart", MtOp::mkpart, false, true},
+    {"weofi", MtOp::weofi, true, true},
+}};
+
+const OpName* find_op(std::int64_t linux_op) {
+  auto it = std::find_if(op_names.begin(), op_names.end(), [linux_op](const OpName& o) {
+    return static_cast<std::int64_t>(o.op) == linux_op;
+  });
+  return it == op_names.end() ? nullptr : &*it;
+}
+
+// Ends the session: the control stream cannot be trusted any more.
+struct SessionEnd {
+  Exit status;
+  std::string reason;
+};
+
+// A request refused before it reached the tape: errno plus reply text.
+struct Refusal {
+  int errnum;
+  const char* text;
+};
+
+rmt::MtGet to_mtget(const TapeStatus& s) {
+  rmt::MtGet m;
+  m.type = s.drive_type;
+  m.resid = s.partition;
+  m.dsreg = (static_cast<std::int64_t>(s.density & 0xff) << 24) |
+            static_cast<std::int64_t>(s.block_size & 0xffffff);
+  m.gstat = (s.eof ? rmt::gstat::eof : 0) | (s.bot ? rmt::gstat::bot : 0) |
+            (s.eot ? rmt::gstat::eot : 0) | (s.sm ? rmt::gstat::sm : 0) |
+            (s.eod ? rmt::gstat::eod : 0) | (s.write_protected ? rmt::gstat::wr_prot : 0) |
+            (s.online ? rmt::gstat::online : 0) | (s.door_open ? rmt::gstat::dr_open : 0) |
+            (s.immediate_report ? rmt::gstat::im_rep_en : 0) |
+            (s.cleaning_requested ? rmt::gstat::cln : 0);
+  m.erreg = s.soft_errors;
+  auto clamp = [](std::int64_t v) {
+    return static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX));
+  };
+  m.fileno = clamp(s.file_number);
+  m.blkno = clamp(s.block_number);
+  return m;
+}
+
+std::string describe_flags(int flags) { return rmt::format_open_flags(flags); }
+
+// Who is on the other end, for the session log (§12.6.10).
+std::string describe_peer(int fd) {
+  if (const char* ssh = std::getenv("SSH_CONNECTION")) {
+    std::string s = ssh;
+    auto sp = s.find(' ');
+    auto sp2 = sp == std::string::npos ? sp : s.find(' ', sp + 1);
+    return "ssh:" + s.substr(0, sp) + (sp == std::string::npos ? "" : ":" + s.substr(sp + 1, sp2 - sp - 1));
+  }
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, port,
+                      sizeof port, NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+      return std::string(host) + ":" + port;
+    return "socket";
+  }
+  return "pipe";
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  }
+  return out + "\"";
+}
+
+class Session {
+ public:
+  Session(const ServerOptions& options, int in_fd, int out_fd)
+      : options_(options),
+        policy_(options.allow, options.read_only, options.write_once),
+        source_(in_fd, "control input"),
+        in_(source_),
+        out_fd_(out_fd),
+        peer_(describe_peer(in_fd)) {
+    limits_.drain = std::max<std::size_t>(limits_.drain, 64 * 1024);
+    if (!options.debug_log.empty()) {
+      debug_ = open_file(options.debug_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+    }
+  }
+
+  int run();
+
+ private:
+  void handle(const rmt::Request& r);
+  void open(const rmt::Request& r);
+  void close_tape();
+  void read(const rmt::Request& r);
+  void write(const rmt::Request& r);
+  void seek(const rmt::Request& r);
+  void ioctl(const rmt::Request& r, bool extended);
+  void status();
+  void status_field(char sub);
+
+  Tape& tape();
+  std::size_t receive_payload(std::span<std::byte> into);
+  void drain_payload(std::uint64_t n);
+  void send(std::string_view bytes);
+  void reply_ok(std::uint64_t value);
+  void reply_error(int errnum, std::string_view text);
+  void debug(std::string_view line);
+  void log_session(const std::string& end);
+  std::byte* record_buffer(std::size_t size);
+
+  const ServerOptions& options_;
+  PathPolicy policy_;
+  rmt::Limits limits_;
+  rmt::FdSource source_;
+  rmt::BufferedReader in_;
+  int out_fd_;
+  std::string peer_;
+  Fd debug_;
+
+  std::unique_ptr<Tape> tape_;
+  int tape_flags_ = 0;
+  bool v1_ = false;
+  rmt::Request request_;
+  std::string reply_;
+  // Room for a reply header in front of the record, so that an R reply
+  // leaves in one write(2) without copying the data.
+  static constexpr std::size_t header_room = 32;
+  std::unique_ptr<std::byte[]> record_;
+  std::size_t record_capacity_ = 0;
+
+  std::string opened_;  // "path flags; path flags" for the log
+  std::uint64_t bytes_in_ = 0;
+  std::uint64_t bytes_out_ = 0;
+  std::uint64_t requests_ = 0;
+};
+
+std::byte* Session::record_buffer(std::size_t size) {
+  if (size > record_capacity_) {
+    std::size_t capacity = std::max(size, std::min<std::size_t>(64 * 1024, options_.max_record));
+    record_.reset(new std::byte[capacity + header_room]);
+    record_capacity_ = capacity;
+  }
+  return record_.get() + header_room;
+}
+
+Tape& Session::tape() {
+  if (!tape_) throw Error(EBADF, "no device open");
+  return *tape_;
+}
+
+void Session::send(std::string_view bytes) {
+  try {
+    write_all(out_fd_, std::as_bytes(std::span(bytes.data(), bytes.size())), "control output");
+  } catch (const Error& e) {
+    throw SessionEnd{Exit::connection, e.what()};
+  }
+}
+
+void Session::reply_ok(std::uint64_t value) {
+  reply_.clear();
+  rmt::append_ok(reply_, value);
+  debug(reply_);
+  send(reply_);
+}
+
+void Session::reply_error(int errnum, std::string_view text) {
+  reply_.clear();
+  rmt::append_error(reply_, errnum, text);
+  debug(reply_);
+  send(reply_);
+}
+
+void Session::debug(std::string_view line) {
+  if (!debug_.valid()) return;
+  std::string l(line);
+  if (l.empty() || l.back() != '\n') l += '\n';
+  try {
+    write_all(debug_.get(), std::as_bytes(std::span(l.data(), l.size())), options_.debug_log);
+  } catch (const Error&) {
+    debug_ = Fd();  // a full disk must not stop the tape session
+  }
+}
+
+std::size_t Session::receive_payload(std::span<std::byte> into) {
+  source_.set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
+  std::size_t got = 0;
+  try {
+    got = in_.read_exact(into);
+  } catch (const Error& e) {
+    throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
+  }
+  if (got < into.size()) throw SessionEnd{Exit::protocol, "end of input inside W payload"};
+  return got;
+}
+
+void Session::drain_payload(std::uint64_t n) {
+  source_.set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
+  std::uint64_t got = 0;
+  try {
+    got = in_.discard(n);
+  } catch (const Error& e) {
+    throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
+  }
+  if (got < n) throw SessionEnd{Exit::protocol, "end of input inside W payload"};
+}
+
+void Session::open(const rmt::Request& r) {
+  const std::string& device = r.lines[0];
+  opened_ += (opened_.empty() ? "" : "; ") + quoted(device.substr(0, 256));
+  if (r.too_long[0]) throw Refusal{ENAMETOOLONG, "File name too long"};
+  if (r.too_long[1]) throw Refusal{EINVAL, "Invalid open mode"};
+  auto flags = rmt::parse_open_flags(r.lines[1]);
+  if (!flags) throw Refusal{EINVAL, "Invalid open mode"};
+  // As every server does, a second O closes the device opened before.
+  close_tape();
+  OpenDecision d = policy_.decide(device, *flags);
+  opened_ += " " + describe_flags(d.flags);
+  OpenOptions oo;
+  oo.create_mode = options_.create_mode;
+  tape_ = open_tape(d.path, d.flags, oo);
+  tape_flags_ = d.flags;
+  v1_ = false;
+  reply_ok(0);
+}
+
+void Session::close_tape() {
+  if (!tape_) return;
+  auto t = std::move(tape_);
+  t->close();
+}
+
+void Session::read(const rmt::Request& r) {
+  auto count = rmt::parse_number(r.lines[0]);
+  if (r.too_long[0] || !count || *count < 0) throw Refusal{EINVAL, "Invalid byte count"};
+  Tape& t = tape();
+  // A count above the cap is read short, which every client accepts (§12.6.5).
+  auto want = static_cast<std::size_t>(
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(*count), options_.max_record));
+  std::byte* data = record_buffer(want);
+  std::size_t n = t.read(std::span(data, want));
+  bytes_out_ += n;
+  char header[header_room];
+  auto [end, ec] = std::to_chars(header + 1, header + sizeof header - 1, n);
+  header[0] = 'A';
+  *end++ = '\n';
+  auto hlen = static_cast<std::size_t>(end - header);
+  std::byte* start = data - hlen;
+  std::memcpy(start, header, hlen);
+  debug(std::string_view(header, hlen));
+  send(std::string_view(reinterpret_cast<const char*>(start), hlen + n));
+}
+
+void Session::write(const rmt::Request& r) {
+  auto count = rmt::parse_number(r.lines[0]);
+  if (r.too_long[0] || !count || *count < 0) {
+    // Without a count the payload cannot be found: answer, then give up.
+    reply_error(EINVAL, "Invalid byte count");
+    throw SessionEnd{Exit::protocol, "invalid W count"};
+  }
+  auto n = static_cast<std::uint64_t>(*count);
+  if (n > options_.max_record) {
+    drain_payload(n);
+    throw Refusal{EINVAL, "Record larger than the server's limit"};
+  }
+  std::byte* data = record_buffer(static_cast<std::size_t>(n));
+  receive_payload(std::span(data, static_cast<std::size_t>(n)));
+  if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
+  if ((tape_flags_ & O_ACCMODE) == O_RDONLY) throw Refusal{EBADF, "Bad file descriptor"};
+  if (n > 0) tape_->write(std::span(data, static_cast<std::size_t>(n)));
+  bytes_in_ += n;
+  reply_ok(n);
+}
+
+void Session::seek(const rmt::Request& r) {
+  auto args = rmt::decode_seek(r.lines[0], r.lines[1], options_.seek_order);
+  if (r.too_long[0] || r.too_long[1] || !args) throw Refusal{EINVAL, "Invalid seek argument"};
+  Tape& t = tape();
+  std::int64_t result = 0;
+  switch (args->whence) {
+    case 0:
+    case 1:
+    case 2: result = t.seek(args->offset, args->whence); break;
+    case 3: result = t.seek(args->offset, SEEK_DATA); break;
+    case 4: result = t.seek(args->offset, SEEK_HOLE); break;
+    case 10:
+      // dump's QFA "where am I"; a file that is no tape answers its offset.
+      try {
+        result = t.tell();
+      } catch (const Error& e) {
+        if (e.errnum() != ENOTTY) throw;
+        result = t.seek(0, SEEK_CUR);
+      }
+      break;
+    case 11:
+      try {
+        if (args->offset < 0 || args->offset > INT32_MAX) throw Refusal{EINVAL, "Invalid argument"};
+        t.op(MtOp::seek, static_cast<int>(args->offset));
+        result = args->offset;
+      } catch (const Error& e) {
+        if (e.errnum() != ENOTTY) throw;
+        result = t.seek(args->offset, SEEK_SET);
+      }
+      break;
+    default: throw Refusal{EINVAL, "Invalid seek direction"};
+  }
+  reply_ok(static_cast<std::uint64_t>(std::max<std::int64_t>(result, 0)));
+}
+
+void Session::ioctl(const rmt::Request& r, bool extended) {
+  auto wire = rmt::parse_number(r.lines[0]);
+  auto count = rmt::parse_number(r.lines[1]);
+  if (r.too_long[0] || !wire) throw Refusal{EINVAL, "Invalid operation code"};
+  if (r.too_long[1] || !count) throw Refusal{EINVAL, "Invalid byte count"};
+  if (!extended && *wire == -1) {
+    // The version probe: reply exactly A1, then speak v1 numbering (§9).
+    v1_ = true;
+    reply_ok(1);
+    return;
+  }
+  std::optional<int> op;
+  if (extended)
+    op = rmt::linux_op_from_extended(*wire);
+  else if (v1_ && *wire <= 10)
+    op = rmt::linux_op_from_v1(*wire);
+  else if (*wire >= 0 && *wire <= INT32_MAX)
+    op = static_cast<int>(*wire);  // raw Linux numbers (v0; v1 above 10)
+  const OpName* name = op ? find_op(*op) : nullptr;
+  if (!name) throw Refusal{EINVAL, "Invalid operation code"};
+  if (*count < INT32_MIN || *count > INT32_MAX) throw Refusal{EINVAL, "Invalid byte count"};
+  bool allowed = !policy_.restricted() || options_.all_ioctls || name->by_default ||
+                 std::find(options_.extra_ioctls.begin(), options_.extra_ioctls.end(), *op) !=
+                     options_.extra_ioctls.end();
+  if (!allowed) throw Refusal{EPERM, "Operation not permitted by the server"};
+  if (name->writes && options_.read_only) throw Refusal{EROFS, "Read-only server"};
+  tape().op(name->op, static_cast<int>(*count));
+  reply_ok(static_cast<std::uint64_t>(std::max<std::int64_t>(*count, 0)));
+}
+
+void Session::status() {
+  auto m = rmt::encode_mtget(to_mtget(tape().status()));
+  reply_.clear();
+  rmt::append_ok(reply_, m.size());
+  debug(reply_);
+  reply_.append(reinterpret_cast<const char*>(m.data()), m.size());
+  send(reply_);
+}
+
+void Session::status_field(char sub) {
+  auto m = to_mtget(tape().status());
+  auto v = rmt::status_field(m, sub);
+  if (!v) throw Refusal{EINVAL, "Invalid status field"};
+  if (*v < 0) throw Refusal{EIO, "Value unknown"};
+  reply_ok(static_cast<std::uint64_t>(*v));
+}
+
+void Session::handle(const rmt::Request& r) {
+  switch (r.command) {
+    case 'O': open(r); break;
+    case 'C':
+      if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
+      close_tape();
+      reply_ok(0);
+      break;
+    case 'R': read(r); break;
+    case 'W': write(r); break;
+    case 'L': seek(r); break;
+    case 'I': ioctl(r, false); break;
+    case 'i': ioctl(r, true); break;
+    case 'S': status(); break;
+    case 's': status_field(r.sub); break;
+    case 'v': reply_ok(1); break;
+    case 'V': reply_ok(2); break;
+    default: throw Refusal{EINVAL, "Garbage command"};
+  }
+}
+
+int Session::run() {
+  Exit status = Exit::ok;
+  std::string end = "eof";
+  try {
+    for (;;) {
+      source_.set_timeout(options_.idle_timeout > 0 ? options_.idle_timeout * 1000 : -1);
+      try {
+        if (!rmt::read_request(in_, limits_, request_)) break;
+      } catch (const rmt::ProtocolError& e) {
+        if (e.kind() == rmt::ProtocolError::Kind::garbage) reply_error(EINVAL, "Garbage command");
+        throw SessionEnd{Exit::protocol, e.what()};
+      } catch (const Error& e) {
+        throw SessionEnd{Exit::connection, e.what()};
+      }
+      ++requests_;
+      if (debug_.valid()) {
+        std::string line(1, request_.command);
+        if (request_.command == 's') line += request_.sub;
+        for (int i = 0; i < request_.line_count; ++i)
+          line += " " + quoted(request_.lines[static_cast<std::size_t>(i)].substr(0, 256));
+        debug(line);
+      }
+      try {
+        handle(request_);
+      } catch (const Refusal& f) {
+        reply_error(f.errnum, f.text);
+      } catch (const Error& e) {
+        reply_error(e.errnum(), std::strerror(e.errnum()));
+      }
+    }
+  } catch (const SessionEnd& e) {
+    status = e.status;
+    end = e.reason;
+  }
+  // Closing after a write writes the filemark; a failure here has nobody
+  // left to tell but the log.
+  try {
+    close_tape();
+  } catch (const Error& e) {
+    end += std::string("; close: ") + e.what();
+  }
+  log_session(end);
+  return static_cast<int>(status);
+}
+
+void Session::log_session(const std::string& end) {
+  if (options_.log == "none") return;
+  std::string user = "uid " + std::to_string(::getuid());
+  if (const passwd* pw = ::getpwuid(::getuid())) user = pw->pw_name;
+  std::string line = "session peer=" + peer_ + " user=" + user;
+  if (const char* cmd = std::getenv("SSH_ORIGINAL_COMMAND")) line += " command=" + quoted(cmd);
+  if (!options_.login_command.empty()) line += " login-command=" + quoted(options_.login_command);
+  line += " open=[" + opened_ + "] requests=" + std::to_string(requests_) +
+          " in=" + std::to_string(bytes_in_) + " out=" + std::to_string(bytes_out_) +
+          " end=" + quoted(end);
+  if (options_.log == "syslog") {
+    ::openlog("rmt", LOG_PID, LOG_DAEMON);
+    ::syslog(LOG_INFO, "%s", line.c_str());
+    ::closelog();
+    return;
+  }
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  line = std::string(stamp) + " rmt[" + std::to_string(::getpid()) + "]: " + line + "\n";
+  try {
+    Fd log = open_file(options_.log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+    write_all(log.get(), std::as_bytes(std::span(line.data(), line.size())), options_.log);
+  } catch (const Error&) {
+    // The session is over; losing its log line must not change its status.
+  }
+}
+
+}  // namespace
+
+int op_from_name(const std::string& name) {
+  for (const auto& o : op_names)
+    if (name == o.name) return static_cast<int>(o.op);
+  return -1;
+}
+
+int serve(const ServerOptions& options, int in_fd, int out_fd) {
+  Session session(options, in_fd, out_fd);
+  return session.run();
+}
+
+}  // namespace tk::rmt_server

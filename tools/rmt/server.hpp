@@ -1,0 +1,45 @@
+// rmt's request loop: each decoded request mapped onto a tk::Tape.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "../../lib/rmt/protocol.hpp"
+
+namespace tk::rmt_server {
+
+// Exit statuses of rmt (documented in rmt.8).
+enum class Exit : int {
+  ok = 0,          // end of input between requests
+  usage = 1,       // bad command line
+  protocol = 2,    // unknown command, end of input inside a request, endless line
+  connection = 3,  // timeout or failure of the control connection
+};
+
+struct ServerOptions {
+  std::vector<std::string> allow;  // empty: bare drop-in mode
+  bool read_only = false;
+  bool write_once = false;
+  mode_t create_mode = 0600;
+  std::size_t max_record = std::size_t{4} << 20;
+  int idle_timeout = 0;        // seconds; 0 = none
+  int payload_timeout = 120;   // seconds without progress inside W; 0 = none
+  std::vector<int> extra_ioctls;  // Linux op codes added to the allow-list
+  bool all_ioctls = false;
+  rmt::SeekOrder seek_order = rmt::SeekOrder::automatic;
+  std::string log = "syslog";  // "syslog", "none", or a file
+  std::string debug_log;       // empty: none
+  std::string login_command;   // -c COMMAND (when rmt is a login shell), logged only
+};
+
+// Serves requests from in_fd, replying on out_fd, until end of input or a
+// fatal frame; returns the exit status.
+int serve(const ServerOptions& options, int in_fd, int out_fd);
+
+// The Linux op code for an mt command word ("erase", "setblk"), or -1.
+int op_from_name(const std::string& name);
+
+}  // namespace tk::rmt_server

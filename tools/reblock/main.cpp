@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fcntl.h>
+#include <initializer_list>
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"

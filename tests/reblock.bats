@@ -1,0 +1,325 @@
+#!/usr/bin/env bats
+# Shows that reblock turns any input (pipes chunked at random, files, tapes)
+# into writes of exactly -s bytes, keeps every byte, pads on request, counts
+# like dd, surveys record sizes, and fails loudly without losing data.
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+setup() {
+  cd "$BATS_TEST_TMPDIR" || return 1
+  export REBLOCK
+  # LeakSanitizer stops the world with ptrace, which strace already holds.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+}
+
+# Writes N reproducible pseudo-random bytes (seeded by $2) to stdout.
+random_bytes() {
+  random_mib $((($1 + 1048575) / 1048576)) "${2:-1}" | head -c "$1"
+}
+
+# Runs reblock under strace with the given arguments, stdin from $1 through
+# the chunker, stdout to out.bin; the sizes of its writes to stdout, as
+# "asked written" pairs, go to writes.txt.
+reblock_traced() {
+  local input=$1
+  shift
+  chunker 7 1 200000 <"$input" |
+    strace -s 0 -e trace=write -e signal=none -o trace.log "$REBLOCK" "$@" >out.bin
+  sed -nE 's/^write\(1, .*, ([0-9]+)\) += (-?[0-9]+).*/\1 \2/p' trace.log >writes.txt
+}
+
+# Checks writes.txt: every write asked for and wrote $1 bytes except the last,
+# which wrote $2 bytes in total modulo $1; prints the first offender.
+assert_exact_records() {
+  local size=$1 total=$2
+  local records=$(((total + size - 1) / size)) last=$((total % size))
+  [ "$last" -ne 0 ] || last=$size
+  run awk -v size="$size" -v records="$records" -v last="$last" '
+    { n++; want = (n == records) ? last : size
+      if ($1 != want || $2 != want) { print "write " n ": asked " $1 ", wrote " $2 ", want " want; bad = 1 } }
+    END { if (n != records) { print n " writes, want " records; bad = 1 }; exit bad }' writes.txt
+  assert_success
+}
+
+# One check per record size: exact writes and identical bytes.
+check_size() {
+  local size=$1 total=$2
+  random_bytes "$total" 3 >in.bin
+  reblock_traced in.bin -s "$size"
+  assert_exact_records "$size" "$total"
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}
+
+@test "reblock: -s 1 from a chunked pipe writes one byte per write and keeps every byte" {
+  check_size 1 3001
+}
+
+@test "reblock: -s 512 from a chunked pipe writes only 512-byte records, the last short" {
+  check_size 512 $((1048576 + 77))
+}
+
+@test "reblock: the default size is 10240 bytes, like tar's 20-block records" {
+  random_bytes 1000000 4 >in.bin
+  reblock_traced in.bin
+  assert_exact_records 10240 1000000
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}
+
+@test "reblock: -s 65536 from a chunked pipe writes only 65536-byte records, the last short" {
+  check_size 65536 $((4 * 1048576 + 1000))
+}
+
+@test "reblock: -s 262144 from a chunked pipe writes only 262144-byte records, the last short" {
+  check_size 262144 $((8 * 1048576 + 4097))
+}
+
+@test "reblock: -s 1048577 (1 MiB + 1) from a chunked pipe writes only records of that size" {
+  check_size 1048577 $((8 * 1048576 + 12345))
+}
+
+@test "reblock: an input that is a whole number of records ends with a full record" {
+  random_bytes $((40 * 4096)) 5 >in.bin
+  reblock_traced in.bin -s 4k
+  assert_exact_records 4096 $((40 * 4096))
+}
+
+@test "reblock: a large stream through random chunks comes out byte for byte" {
+  random_mib "$TK_BIG_MB" 6 >in.bin
+  run bash -c 'chunker 11 1 300000 <in.bin | "$REBLOCK" -s 256k | sha256sum | cut -d" " -f1'
+  assert_success
+  assert_output "$(sha in.bin)"
+}
+
+@test "reblock: a page-cached file given with -i and -o is copied byte for byte" {
+  random_bytes 3000000 8 >in.bin
+  run "$REBLOCK" -s 32k -i in.bin -o out.bin
+  assert_success
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}
+
+@test "reblock: -o truncates an existing output file" {
+  random_bytes 100000 9 >in.bin
+  head -c 500000 /dev/zero >out.bin
+  run "$REBLOCK" -i in.bin -o out.bin
+  assert_success
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}
+
+@test "reblock: empty input gives empty output and zero records" {
+  run --separate-stderr "$REBLOCK" -t -i /dev/null -o out.bin
+  assert_success
+  assert_equal "$(stat -c %s out.bin)" 0
+  assert_equal "${stderr_lines[0]}" "0+0 records in"
+  assert_equal "${stderr_lines[1]}" "0+0 records out"
+}
+
+@test "reblock: -B pads the last record to the full size with zero bytes" {
+  random_bytes 100000 10 >in.bin
+  run "$REBLOCK" -B -s 30000 -i in.bin -o out.bin
+  assert_success
+  assert_equal "$(stat -c %s out.bin)" 120000
+  assert_equal "$(head -c 100000 out.bin | sha256sum | cut -d' ' -f1)" "$(sha in.bin)"
+  assert_equal "$(tail -c 20000 out.bin | sha256sum | cut -d' ' -f1)" \
+    "$(head -c 20000 /dev/zero | sha256sum | cut -d' ' -f1)"
+}
+
+@test "reblock: -B writes the padded last record in one write of the full size" {
+  random_bytes 100000 10 >in.bin
+  reblock_traced in.bin -B -s 30000
+  assert_exact_records 30000 120000
+}
+
+@test "reblock: --pad-byte sets the byte -B pads with" {
+  random_bytes 5000 11 >in.bin
+  run "$REBLOCK" -B --pad-byte 255 -s 4096 -i in.bin -o out.bin
+  assert_success
+  assert_equal "$(stat -c %s out.bin)" 8192
+  run bash -c 'tail -c 3192 out.bin | od -An -v -tx1 | tr -s " \n" "\n\n" | sort -u | grep .'
+  assert_output "ff"
+}
+
+@test "reblock: -B adds nothing to input that fills its last record" {
+  random_bytes 8192 12 >in.bin
+  run "$REBLOCK" -B -s 4096 -i in.bin -o out.bin
+  assert_success
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}
+
+@test "reblock: -t prints dd's records in, records out and bytes lines on stderr" {
+  random_bytes 100000 13 >in.bin
+  run --separate-stderr "$REBLOCK" -t -s 10240 -i in.bin -o out.bin
+  assert_success
+  assert_output ""
+  assert_equal "${stderr_lines[0]}" "9+1 records in"
+  assert_equal "${stderr_lines[1]}" "9+1 records out"
+  [[ ${stderr_lines[2]} == "100000 bytes (100 kB, 98 KiB) copied, "*" s, "*"B/s" ]]
+}
+
+@test "reblock: -t counts a padded last record as a full record out" {
+  random_bytes 100000 13 >in.bin
+  run --separate-stderr "$REBLOCK" -tB -s 10240 -i in.bin -o out.bin
+  assert_success
+  assert_equal "${stderr_lines[0]}" "9+1 records in"
+  assert_equal "${stderr_lines[1]}" "10+0 records out"
+  [[ ${stderr_lines[2]} == "102400 bytes (102 kB, 100 KiB) copied, "* ]]
+}
+
+@test "reblock: sizes take getopt forms and suffixes: -s32768, -s 32k, -s 64b" {
+  random_bytes 100000 14 >in.bin
+  for form in -s32768 "-s 32k" "-s 64b"; do
+    # shellcheck disable=SC2086
+    run --separate-stderr "$REBLOCK" -t $form -i in.bin -o out.bin
+    assert_success
+    assert_equal "${stderr_lines[1]}" "3+1 records out"
+  done
+}
+
+@test "reblock: grouped flags take the size last: -tBs 32768 and -tBs32k" {
+  random_bytes 100000 14 >in.bin
+  for form in "-tBs 32768" -tBs32k; do
+    # shellcheck disable=SC2086
+    run --separate-stderr "$REBLOCK" $form -i in.bin -o out.bin
+    assert_success
+    assert_equal "${stderr_lines[1]}" "4+0 records out"
+    assert_equal "$(stat -c %s out.bin)" 131072
+  done
+}
+
+@test "reblock: -r copies record by record and reports the record sizes" {
+  random_bytes $((2 * 1048576 + 1000)) 15 >in.bin
+  run --separate-stderr "$REBLOCK" -r --max-record 1m -i in.bin -o out.bin
+  assert_success
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+  assert_equal "${stderr_lines[0]}" "2 records of 1048576 bytes"
+  assert_equal "${stderr_lines[1]}" "1 record of 1000 bytes"
+  assert_equal "${stderr_lines[2]}" "3 records, 2098152 bytes"
+}
+
+@test "reblock: -r with -t adds dd's summary, counting records of -s bytes as full" {
+  random_bytes $((2 * 1048576 + 1000)) 15 >in.bin
+  run --separate-stderr "$REBLOCK" -rt -s 1m -i in.bin -o out.bin
+  assert_success
+  assert_equal "${stderr_lines[3]}" "2+1 records in"
+  assert_equal "${stderr_lines[4]}" "2+1 records out"
+}
+
+@test "reblock: a non-blocking stdin and stdout still carry every byte" {
+  random_bytes 20000000 16 >in.bin
+  run bash -c 'chunker 3 1 100000 50 <in.bin |
+    reblock-nonblock "$REBLOCK" -s 256k | (sleep 0.2; sha256sum) | cut -d" " -f1'
+  assert_success
+  assert_output "$(sha in.bin)"
+}
+
+@test "reblock: a reader that goes away ends it with status 1 and no message" {
+  random_bytes 5000000 17 >in.bin
+  run bash -c '"$REBLOCK" -s 64k <in.bin 2>err.txt | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}"'
+  assert_output "1"
+  assert_equal "$(cat err.txt)" ""
+}
+
+@test "reblock: a malformed size exits 2 and names the value" {
+  run --separate-stderr "$REBLOCK" -s 12q -i /dev/null
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: invalid record size '12q': unknown unit (use b, k, m, g or t)"
+}
+
+@test "reblock: a size of 0 exits 2" {
+  run --separate-stderr "$REBLOCK" -s 0 -i /dev/null
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: invalid record size '0': must be at least 1"
+}
+
+@test "reblock: a size over 1 GiB exits 2" {
+  run --separate-stderr "$REBLOCK" -s 2g -i /dev/null
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: invalid record size '2g': too large"
+}
+
+@test "reblock: a --pad-byte outside 0..255 exits 2 and names the value" {
+  run --separate-stderr "$REBLOCK" -B --pad-byte 256 -i /dev/null
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: invalid --pad-byte '256': out of range"
+}
+
+@test "reblock: an unknown option exits 2, names the option and prints the usage" {
+  run --separate-stderr "$REBLOCK" -x
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: unknown option -x"
+  assert_equal "${stderr_lines[1]}" "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]"
+}
+
+@test "reblock: an option without its value exits 2 and names the option" {
+  run --separate-stderr "$REBLOCK" -s
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: option -s needs a value"
+}
+
+@test "reblock: an operand exits 2 and names it" {
+  run --separate-stderr "$REBLOCK" extra
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: unexpected operand 'extra'"
+}
+
+@test "reblock: -h prints the usage on stdout and exits 0" {
+  run --separate-stderr "$REBLOCK" -h
+  assert_success
+  assert_line --index 0 "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]"
+}
+
+@test "reblock: the usage line equals the man page SYNOPSIS" {
+  run --separate-stderr "$REBLOCK" -h
+  local usage synopsis
+  usage=$(echo "$output" | tr -s ' \n' '  ' | sed 's/^usage: //; s/ $//')
+  synopsis=$(mandoc -T ascii -O width=300 "$BATS_TEST_DIRNAME/../man/reblock.1" |
+    sed 's/.\x08//g' | sed -n '/^SYNOPSIS/{n;p;}' | tr -s ' ' ' ' | sed 's/^ //; s/ $//')
+  assert_equal "$usage" "$synopsis"
+}
+
+@test "reblock: a missing input file exits 1, names it, and leaves the output alone" {
+  echo keep >out.bin
+  run --separate-stderr "$REBLOCK" -i no-such-file -o out.bin
+  assert_failure 1
+  assert_equal "$stderr" "reblock: open no-such-file: No such file or directory"
+  assert_equal "$(cat out.bin)" "keep"
+}
+
+@test "reblock: an output in a missing directory exits 1 and names it" {
+  run --separate-stderr "$REBLOCK" -i /dev/null -o no-dir/out.bin
+  assert_failure 1
+  assert_equal "$stderr" "reblock: open no-dir/out.bin: No such file or directory"
+}
+
+@test "reblock: a full device exits 1 and says no full record was written" {
+  random_bytes 100000 18 >in.bin
+  run --separate-stderr "$REBLOCK" -i in.bin -o /dev/full
+  assert_failure 1
+  assert_equal "$stderr" \
+    "reblock: write /dev/full after 0 full records of 10240 bytes: No space left on device"
+}
+
+@test "reblock: a write that fails part-way reports the full records already written, which stay" {
+  random_bytes 200000 19 >in.bin
+  # A 100 KiB file size limit: the 11th record of 10000 bytes gets 2400 bytes in.
+  run --separate-stderr bash -c 'trap "" XFSZ; ulimit -f 100; exec "$REBLOCK" -s 10000 <in.bin >out.bin'
+  assert_failure 1
+  assert_equal "$stderr" \
+    "reblock: write standard output after 10 full records of 10000 bytes and 2400 bytes of the next: File too large"
+  assert_equal "$(head -c 100000 out.bin | sha256sum | cut -d' ' -f1)" \
+    "$(head -c 100000 in.bin | sha256sum | cut -d' ' -f1)"
+}
+
+@test "reblock: -t still prints the totals when a write fails" {
+  random_bytes 200000 19 >in.bin
+  run --separate-stderr bash -c 'trap "" XFSZ; ulimit -f 100; exec "$REBLOCK" -t -s 10000 <in.bin >out.bin'
+  assert_failure 1
+  assert_equal "${stderr_lines[1]}" "10+0 records out"
+}
+
+@test "reblock: an input that cannot be read exits 1 and names it" {
+  mkdir dir
+  run --separate-stderr "$REBLOCK" -i dir -o out.bin
+  assert_failure 1
+  assert_equal "$stderr" "reblock: read dir: Is a directory"
+}

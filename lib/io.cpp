@@ -104,7 +104,7 @@ void write_all(int fd, std::span<const std::byte> data, std::string_view name) {
       continue;
     }
     int err = n == 0 ? ENOSPC : errno;
-    if (err == EINTR) throw Interrupted("write " + std::string(name));
+    if (err == EINTR) throw Interrupted("write " + std::string(name), done);
     throw Error(err, "write " + std::string(name), done);
   }
 }

@@ -22,7 +22,8 @@ void clear_stop() noexcept;
 // Thrown when a blocking call was interrupted after request_stop().
 class Interrupted : public Error {
  public:
-  explicit Interrupted(std::string context) : Error(EINTR, std::move(context)) {}
+  explicit Interrupted(std::string context, std::size_t bytes_done = 0)
+      : Error(EINTR, std::move(context), bytes_done) {}
 };
 
 // Calls fn(args...) again while it fails with EINTR, unless a stop was

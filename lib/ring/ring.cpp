@@ -1,0 +1,223 @@
+// The ring's shared header and its futex-based waits.
+#include "ring.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <ctime>
+#include <linux/futex.h>
+#include <new>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <boost/interprocess/anonymous_shared_memory.hpp>
+#include <boost/interprocess/mapped_region.hpp>
+
+#include "../error.hpp"
+
+namespace tk {
+
+// Lives at the start of the mapping. Only lock-free atomics, so it works across
+// processes. The 32-bit sequence words are the futex words; the 64-bit counts
+// are the truth.
+struct Ring::Shared {
+  std::size_t block_size = 0;
+  std::size_t blocks = 0;
+  std::atomic<std::uint64_t> produced{0};  // blocks published, ever
+  std::atomic<std::uint64_t> consumed{0};  // blocks released, ever
+  std::atomic<std::uint32_t> produced_word{0};
+  std::atomic<std::uint32_t> consumed_word{0};
+  // What a sleeping side waits for (0: not sleeping), so the other side only
+  // makes the wake-up system call when it reaches that point.
+  std::atomic<std::uint64_t> consumer_wants{0};
+  std::atomic<std::uint64_t> producer_wants{0};
+  std::atomic<bool> input_done{false};
+  std::atomic<bool> abort{false};
+  std::atomic<bool> consumer_started{false};
+  std::atomic<bool> consumer_reported{false};
+  std::atomic<std::uint64_t> bytes_in{0};
+  std::atomic<std::uint64_t> bytes_out{0};
+  std::atomic<std::uint64_t> peak_filled{0};
+  std::atomic<std::uint64_t> underruns{0};
+  // Followed by `blocks` lengths, then the blocks themselves.
+};
+
+struct Ring::Mapping {
+  boost::interprocess::mapped_region region;
+};
+
+namespace {
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+constexpr std::size_t kAlign = 4096;
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// The block lengths follow the fixed part of the header.
+constexpr std::size_t kLengthsOffset = 512;
+
+std::uint64_t* lengths_of(void* shared) {
+  return reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(shared) + kLengthsOffset);
+}
+
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen,
+                std::chrono::milliseconds timeout) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  ts.tv_nsec = static_cast<long>(timeout.count() % 1000) * 1000000L;
+  // A shared (non-private) futex: the word is in memory mapped by two processes.
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>& word) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr,
+            nullptr, 0);
+}
+}  // namespace
+
+Ring::Ring(std::size_t block_size, std::size_t blocks) {
+  static_assert(sizeof(Shared) <= kLengthsOffset);
+  if (block_size == 0 || blocks == 0) throw Error(EINVAL, "create ring");
+  std::size_t header = round_up(kLengthsOffset + blocks * sizeof(std::uint64_t) + 64, kAlign);
+  if (blocks > (SIZE_MAX - header) / block_size) throw Error(ENOMEM, "create ring");
+  std::size_t total = header + block_size * blocks;
+  try {
+    mapping_ = std::make_unique<Mapping>(
+        Mapping{boost::interprocess::anonymous_shared_memory(total)});
+  } catch (const boost::interprocess::interprocess_exception& e) {
+    int err = e.get_native_error();
+    throw Error(err ? err : ENOMEM, "create shared ring of " + std::to_string(total) + " bytes");
+  }
+  void* base = mapping_->region.get_address();
+  shared_ = new (base) Shared();
+  shared_->block_size = block_size;
+  shared_->blocks = blocks;
+  data_ = static_cast<std::byte*>(base) + header;
+}
+
+Ring::~Ring() = default;
+Ring::Ring(Ring&&) noexcept = default;
+Ring& Ring::operator=(Ring&&) noexcept = default;
+
+std::size_t Ring::block_size() const noexcept { return shared_->block_size; }
+std::size_t Ring::blocks() const noexcept { return shared_->blocks; }
+
+Ring::Wait Ring::wait_free(std::chrono::milliseconds timeout) {
+  Shared& s = *shared_;
+  std::uint64_t produced = s.produced.load(std::memory_order_relaxed);
+  std::uint64_t target = produced + 1 - s.blocks;  // consumed must reach this
+  if (produced < s.blocks || s.consumed.load(std::memory_order_acquire) >= target)
+    return Wait::ready;
+  std::uint32_t seen = s.consumed_word.load(std::memory_order_seq_cst);
+  s.producer_wants.store(target, std::memory_order_seq_cst);
+  if (s.consumed.load(std::memory_order_seq_cst) < target && !s.abort.load())
+    futex_wait(s.consumed_word, seen, timeout);
+  s.producer_wants.store(0, std::memory_order_seq_cst);
+  if (s.abort.load()) return Wait::finished;
+  return s.consumed.load(std::memory_order_acquire) >= target ? Wait::ready : Wait::timed_out;
+}
+
+std::span<std::byte> Ring::next_free_block() noexcept {
+  std::uint64_t index = shared_->produced.load(std::memory_order_relaxed) % shared_->blocks;
+  return {data_ + index * shared_->block_size, shared_->block_size};
+}
+
+void Ring::publish(std::size_t bytes) noexcept {
+  Shared& s = *shared_;
+  std::uint64_t produced = s.produced.load(std::memory_order_relaxed);
+  lengths_of(shared_)[produced % s.blocks] = bytes;
+  s.bytes_in.fetch_add(bytes, std::memory_order_relaxed);
+  s.produced.store(produced + 1, std::memory_order_seq_cst);
+  s.produced_word.fetch_add(1, std::memory_order_seq_cst);
+  std::uint64_t filled = produced + 1 - s.consumed.load(std::memory_order_relaxed);
+  if (filled > s.peak_filled.load(std::memory_order_relaxed))
+    s.peak_filled.store(filled, std::memory_order_relaxed);
+  std::uint64_t wants = s.consumer_wants.load(std::memory_order_seq_cst);
+  if (wants != 0 && produced + 1 >= wants) futex_wake(s.produced_word);
+}
+
+void Ring::finish_input() noexcept {
+  Shared& s = *shared_;
+  s.input_done.store(true, std::memory_order_seq_cst);
+  s.produced_word.fetch_add(1, std::memory_order_seq_cst);
+  if (s.consumer_wants.load(std::memory_order_seq_cst) != 0) futex_wake(s.produced_word);
+}
+
+Ring::Wait Ring::wait_filled(std::size_t count, std::chrono::milliseconds timeout) {
+  Shared& s = *shared_;
+  if (count > s.blocks) count = s.blocks;
+  std::uint64_t target = s.consumed.load(std::memory_order_relaxed) + count;
+  for (bool first = true;; first = false) {
+    if (s.abort.load(std::memory_order_relaxed)) return Wait::finished;
+    std::uint64_t produced = s.produced.load(std::memory_order_acquire);
+    if (produced >= target) return Wait::ready;
+    if (s.input_done.load(std::memory_order_acquire)) {
+      produced = s.produced.load(std::memory_order_acquire);
+      return produced > s.consumed.load(std::memory_order_relaxed) ? Wait::ready
+                                                                    : Wait::finished;
+    }
+    if (!first) return Wait::timed_out;
+    if (produced == s.consumed.load(std::memory_order_relaxed) && !in_underrun_ &&
+        s.consumer_started.load(std::memory_order_relaxed)) {
+      in_underrun_ = true;
+      s.underruns.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::uint32_t seen = s.produced_word.load(std::memory_order_seq_cst);
+    s.consumer_wants.store(target, std::memory_order_seq_cst);
+    if (s.produced.load(std::memory_order_seq_cst) < target &&
+        !s.input_done.load(std::memory_order_seq_cst) && !s.abort.load())
+      futex_wait(s.produced_word, seen, timeout);
+    s.consumer_wants.store(0, std::memory_order_seq_cst);
+  }
+}
+
+std::size_t Ring::filled() const noexcept {
+  return static_cast<std::size_t>(shared_->produced.load(std::memory_order_acquire) -
+                                  shared_->consumed.load(std::memory_order_relaxed));
+}
+
+std::span<const std::byte> Ring::oldest_filled_block() const noexcept {
+  std::uint64_t index = shared_->consumed.load(std::memory_order_relaxed) % shared_->blocks;
+  return {data_ + index * shared_->block_size,
+          static_cast<std::size_t>(lengths_of(shared_)[index])};
+}
+
+void Ring::release(std::size_t bytes_written) noexcept {
+  Shared& s = *shared_;
+  in_underrun_ = false;
+  s.bytes_out.fetch_add(bytes_written, std::memory_order_relaxed);
+  std::uint64_t consumed = s.consumed.load(std::memory_order_relaxed) + 1;
+  s.consumed.store(consumed, std::memory_order_seq_cst);
+  s.consumed_word.fetch_add(1, std::memory_order_seq_cst);
+  std::uint64_t wants = s.producer_wants.load(std::memory_order_seq_cst);
+  if (wants != 0 && consumed >= wants) futex_wake(s.consumed_word);
+}
+
+void Ring::request_abort() noexcept {
+  Shared& s = *shared_;
+  s.abort.store(true, std::memory_order_seq_cst);
+  s.produced_word.fetch_add(1, std::memory_order_seq_cst);
+  s.consumed_word.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(s.produced_word);
+  futex_wake(s.consumed_word);
+}
+
+bool Ring::abort_requested() const noexcept { return shared_->abort.load(); }
+void Ring::note_consumer_started() noexcept { shared_->consumer_started.store(true); }
+void Ring::set_consumer_reported() noexcept { shared_->consumer_reported.store(true); }
+bool Ring::consumer_reported() const noexcept { return shared_->consumer_reported.load(); }
+bool Ring::input_finished() const noexcept { return shared_->input_done.load(); }
+
+RingStats Ring::stats() const noexcept {
+  const Shared& s = *shared_;
+  RingStats r;
+  r.bytes_in = s.bytes_in.load(std::memory_order_relaxed);
+  r.bytes_out = s.bytes_out.load(std::memory_order_relaxed);
+  r.blocks_filled = s.produced.load() - s.consumed.load();
+  r.peak_filled = s.peak_filled.load(std::memory_order_relaxed);
+  r.underruns = s.underruns.load(std::memory_order_relaxed);
+  return r;
+}
+
+}  // namespace tk

@@ -1,0 +1,80 @@
+// tk::Ring: a single-producer single-consumer ring of fixed-size blocks in an
+// anonymous shared mapping, shared by a reader and a writer process after fork.
+//
+// Nothing named is created, so nothing outlives the processes, whatever kills
+// them. Synchronisation is two counters in the mapping; a side only sleeps
+// (futex) when it must wait, and is only woken when the other side has made
+// the progress it waits for, so a steady stream costs no system calls.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace tk {
+
+// Counters both processes can read at any time (for progress reports).
+struct RingStats {
+  std::uint64_t bytes_in = 0;      // published by the producer
+  std::uint64_t bytes_out = 0;     // reported by the consumer
+  std::uint64_t blocks_filled = 0; // blocks waiting to be written now
+  std::uint64_t peak_filled = 0;
+  std::uint64_t underruns = 0;     // consumer waits on an empty ring after it started
+};
+
+class Ring {
+ public:
+  // Maps header + blocks × block_size bytes, shared with children forked later.
+  Ring(std::size_t block_size, std::size_t blocks);
+  ~Ring();
+  Ring(Ring&&) noexcept;
+  Ring& operator=(Ring&&) noexcept;
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  std::size_t block_size() const noexcept;
+  std::size_t blocks() const noexcept;
+
+  enum class Wait { ready, timed_out, finished };
+
+  // Producer: waits until a block is free; then block() is where to fill it.
+  Wait wait_free(std::chrono::milliseconds timeout);
+  std::span<std::byte> next_free_block() noexcept;
+  // Publishes the block filled by the producer with `bytes` bytes.
+  void publish(std::size_t bytes) noexcept;
+  // No more blocks will be published.
+  void finish_input() noexcept;
+
+  // Consumer: waits until `count` blocks are filled (fewer at end of input:
+  // then `finished` when none is left). The blocks stay owned by the consumer
+  // until release().
+  Wait wait_filled(std::size_t count, std::chrono::milliseconds timeout);
+  std::size_t filled() const noexcept;
+  std::span<const std::byte> oldest_filled_block() const noexcept;
+  void release(std::size_t bytes_written) noexcept;
+
+  // Requests, visible to both sides.
+  void request_abort() noexcept;  // stop now, queued data is discarded
+  bool abort_requested() const noexcept;
+  void note_consumer_started() noexcept;
+  // Marks that the consumer has already explained its own failure on stderr.
+  void set_consumer_reported() noexcept;
+  bool consumer_reported() const noexcept;
+  bool input_finished() const noexcept;
+
+  RingStats stats() const noexcept;
+
+ private:
+  struct Shared;
+  struct Mapping;
+  std::unique_ptr<Mapping> mapping_;
+  Shared* shared_ = nullptr;
+  std::byte* data_ = nullptr;
+  // Consumer-local (each process has its own Ring object): inside one stall,
+  // so a long wait counts as one underrun however often it times out.
+  bool in_underrun_ = false;
+};
+
+}  // namespace tk

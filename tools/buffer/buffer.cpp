@@ -1,0 +1,584 @@
+// buffer's two processes. The parent reads and fills the ring, the child
+// writes it out, as in buffer 1.19; the ring is an anonymous shared mapping
+// made before the fork, so it vanishes with the last process, however it dies.
+#include "buffer.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <mutex>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
+#include "../../lib/main.hpp"
+#include "../../lib/process.hpp"
+#include "../../lib/ring/ring.hpp"
+#include "../../lib/tape/tape.hpp"
+#include "report.hpp"
+
+namespace tk::buffer {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Signal flags: the only mutable globals (style.md §8). Handlers touch
+// nothing else, and request_stop() makes blocking calls give up.
+volatile std::sig_atomic_t g_signals = 0;     // INT, TERM, HUP, QUIT received
+volatile std::sig_atomic_t g_peer_gone = 0;   // reader: writer exited; writer: reader died
+volatile std::sig_atomic_t g_stop_input = 0;  // reader: the writer was signalled
+volatile std::sig_atomic_t g_drain = 1;       // drain the queue on the first signal
+volatile std::sig_atomic_t g_final_wait = 0;  // reader: waiting for the writer to finish
+
+constexpr auto kPollInterval = 250ms;  // how soon a side notices the other's death
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+constexpr int kTerminatingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+void on_reader_signal(int) {
+  g_signals = g_signals + 1;
+  request_stop();
+}
+void on_writer_exit(int) {
+  g_peer_gone = 1;
+  if (!g_final_wait) request_stop();
+}
+void on_stop_input(int) {
+  g_stop_input = 1;
+  request_stop();
+}
+// The writer keeps writing on the first signal and asks the reader to stop
+// reading; a second signal (or --no-drain) stops it at once.
+void on_writer_signal(int) {
+  g_signals = g_signals + 1;
+  if (g_signals >= 2 || !g_drain)
+    request_stop();
+  else
+    ::kill(::getppid(), SIGUSR2);
+}
+void on_reader_death(int) {
+  g_peer_gone = 1;
+  request_stop();
+}
+
+void install_handler(int sig, void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: a blocked read or write must return
+  ::sigaction(sig, &action, nullptr);
+}
+
+bool is_char_device(int fd) {
+  struct stat st {};
+  return fd >= 0 && ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+// A 64 KiB pipe makes producer and consumer take turns in small steps; a
+// pipe as large as a block lets each side move a whole block per wake-up.
+void enlarge_pipe(int fd, std::size_t block_size) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+  int wanted = static_cast<int>(std::clamp<std::size_t>(block_size * 2, 65536, 1048576));
+  if (::fcntl(fd, F_GETPIPE_SZ) < wanted) ::fcntl(fd, F_SETPIPE_SZ, wanted);
+}
+
+// buffer 1.19's -Z: rewind a character device after each GiB, for old tape
+// drivers with 2 GiB offset limits. Harmless on Linux st, so failures are ignored.
+void rewind_offset_if_device(int fd) {
+  if (is_char_device(fd)) ::lseek(fd, 0, SEEK_SET);
+}
+
+std::string strerror_text(int err) { return std::strerror(err); }
+
+OpenOptions open_options(const Options& o) {
+  OpenOptions oo;
+  oo.rsh_command = o.rsh_command;
+  oo.rmt_command = o.rmt_command;
+  return oo;
+}
+
+std::unique_ptr<Tape> open_input(const Options& o) {
+  if (o.input.empty()) {
+    try {
+      return tape_from_fd(0, "standard input");
+    } catch (const Error& e) {
+      throw ExactExit(kExitSetup, "buffer: can't stat input file: " + strerror_text(e.errnum()) + "\n");
+    }
+  }
+  try {
+    return open_tape(o.input, O_RDONLY, open_options(o));
+  } catch (const Error& e) {
+    throw ExactExit(kExitSetup, "buffer: cannot open input file: " + strerror_text(e.errnum()) +
+                                    "\nfilename: " + o.input + "\n");
+  }
+}
+
+std::unique_ptr<Tape> open_output(const Options& o) {
+  if (o.output.empty()) {
+    try {
+      return tape_from_fd(1, "standard output");
+    } catch (const Error& e) {
+      throw ExactExit(kExitSetup, "buffer: can't stat output file: " + strerror_text(e.errnum()) + "\n");
+    }
+  }
+  try {
+    return open_tape(o.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(o));
+  } catch (const Error& e) {
+    throw ExactExit(kExitSetup, "buffer: cannot open output file: " + strerror_text(e.errnum()) +
+                                    "\nfilename: " + o.output + "\n");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The writer (child process).
+
+class Writer {
+ public:
+  Writer(Ring& ring, std::unique_ptr<Tape> output, const Options& options, Clock::time_point start,
+         pid_t reader)
+      : ring_(ring),
+        output_(std::move(output)),
+        options_(options),
+        legacy_(options.report_requested ? options.report_every : 0, options.totals, start),
+        reader_(reader) {}
+
+  int run() {
+    if (options_.debug) print_stderr("\tW: Entering writer\n");
+    std::size_t batch = options_.blocks * static_cast<std::size_t>(options_.percent) / 100;
+    if (batch == 0) batch = 1;
+    for (;;) {
+      Ring::Wait waited = ring_.wait_filled(batch, kPollInterval);
+      if (waited == Ring::Wait::timed_out) {
+        check_reader_alive();
+        continue;
+      }
+      if (waited == Ring::Wait::finished) {
+        if (ring_.abort_requested()) abandon("stopped by the reader", 0);
+        break;
+      }
+      // buffer 1.19 writes batches of exactly `batch` blocks with -p; blocks
+      // arriving meanwhile count toward the next batch.
+      std::size_t count = std::min(batch, ring_.filled());
+      for (std::size_t i = 0; i < count; ++i) write_oldest_block();
+    }
+    output_->close();
+    legacy_.finish(written_);
+    if (options_.debug) print_stderr("\tW: Exiting writer\n");
+    return kExitOk;
+  }
+
+ private:
+  void write_oldest_block() {
+    std::span<const std::byte> block = ring_.oldest_filled_block();
+    if (options_.debug >= 2) print_stderr("W: writing " + std::to_string(block.size()) + "\n");
+    write_block(block);
+    written_ += block.size();
+    ring_.release(block.size());
+    ring_.note_consumer_started();
+    legacy_.after_block(written_);
+    if (options_.pause_us) std::this_thread::sleep_for(std::chrono::microseconds(options_.pause_us));
+    if (options_.seek_every_gib && written_ >= next_gib_) {
+      next_gib_ += kGiB;
+      rewind_offset_if_device(output_->poll_fd());
+    }
+  }
+
+  // One block to the output. A full medium with --next-volume changes
+  // volumes and goes on with what did not fit; nothing is dropped.
+  void write_block(std::span<const std::byte> block) {
+    std::size_t done = 0;
+    for (;;) {
+      try {
+        output_->write(block.subspan(done));
+        return;
+      } catch (const Interrupted& e) {
+        done += e.bytes_done();
+        after_interruption(done);
+      } catch (const Error& e) {
+        done += e.bytes_done();
+        if (e.errnum() == ENOSPC && options_.next_volume) {
+          change_volume(done);
+          continue;
+        }
+        report_write_failure(e, block.size(), done);
+      }
+    }
+  }
+
+  // `in_flight`: bytes of the current block already written.
+  void after_interruption(std::size_t in_flight) {
+    if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died", in_flight);
+    if (g_signals >= 2 || !g_drain) abandon("interrupted", in_flight);
+    clear_stop();  // first signal: keep draining
+  }
+
+  void check_reader_alive() {
+    if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died", 0);
+    if (ring_.abort_requested()) abandon("stopped by the reader", 0);
+  }
+
+  [[noreturn]] void abandon(const std::string& why, std::size_t in_flight) {
+    std::uint64_t reached = written_ + in_flight;
+    std::uint64_t queued = ring_.stats().bytes_in - reached;
+    ring_.set_consumer_reported();
+    throw ExactExit(kExitRuntime, "buffer (writer): " + why + "; " + std::to_string(reached) +
+                                      " bytes reached " + output_->name() + ", " +
+                                      std::to_string(queued) + " queued bytes were not written\n");
+  }
+
+  [[noreturn]] void report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
+    ring_.set_consumer_reported();
+    if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
+    char kilobytes[32];
+    std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
+                  static_cast<unsigned long long>((written_ + done) / 1024));
+    std::uint64_t queued = ring_.stats().bytes_in - written_ - done;
+    throw ExactExit(kExitRuntime,
+                    "buffer (writer): write of data failed: " + output_->name() + ": " +
+                        strerror_text(e.errnum()) + "\nbytes to write=" + std::to_string(to_write) +
+                        ", bytes written=" + std::to_string(done) + ", total written " + kilobytes +
+                        "\nbuffer (writer): " + std::to_string(written_ + done) + " bytes reached " +
+                        output_->name() + ", " + std::to_string(queued) +
+                        " queued bytes were not written\n");
+  }
+
+  void change_volume(std::size_t in_flight) {
+    ++volume_;
+    print_stderr("buffer (writer): end of medium on " + output_->name() + " after " +
+                 std::to_string(written_ + in_flight) +
+                 " bytes; running the volume change command\n");
+    output_->close();
+    Fd null = open_file("/dev/null", O_RDONLY);
+    // The command gets /dev/null as input and our stderr as output, so it can
+    // never read from or write into the data stream.
+    int status = run_shell(*options_.next_volume, null.get(), 2);
+    if (status != 0) {
+      ring_.set_consumer_reported();
+      throw ExactExit(kExitRuntime, "buffer (writer): volume change command failed (" +
+                                        describe_wait_status(status) + "); " +
+                                        std::to_string(written_ + in_flight) +
+                                        " bytes were written\n");
+    }
+    output_ = open_tape(options_.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(options_));
+    print_stderr("buffer (writer): continuing on volume " + std::to_string(volume_) + "\n");
+  }
+
+  Ring& ring_;
+  std::unique_ptr<Tape> output_;
+  const Options& options_;
+  LegacyReport legacy_;
+  pid_t reader_;
+  std::uint64_t written_ = 0;
+  std::uint64_t next_gib_ = kGiB;
+  int volume_ = 1;
+};
+
+int writer_process(Ring& ring, std::unique_ptr<Tape> output, const Options& options,
+                   Clock::time_point start, pid_t reader) {
+  // Learn of the reader's death even while blocked in write(2).
+  ::prctl(PR_SET_PDEATHSIG, SIGUSR2);
+  install_handler(SIGUSR2, on_reader_death);
+  for (int sig : kTerminatingSignals) install_handler(sig, on_writer_signal);
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGCHLD, SIG_DFL);
+  if (::getppid() != reader) g_peer_gone = 1;
+  ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
+  return run_main("buffer (writer)", policy, [&] {
+    Writer writer(ring, std::move(output), options, start, reader);
+    return writer.run();
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Live status (a thread in the reader process).
+
+class StatusThread {
+ public:
+  StatusThread(const Ring& ring, const Options& options, Clock::time_point start)
+      : ring_(ring), options_(options), start_(start) {
+    live_ = options.progress && ::isatty(2);
+    if (!live_ && options.interval_seconds <= 0) return;
+    // Signals must reach the main thread, whose blocking calls they interrupt.
+    sigset_t all, previous;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+    thread_ = std::thread([this] { loop(); });
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  }
+  ~StatusThread() { stop(); }
+  StatusThread(const StatusThread&) = delete;
+  StatusThread& operator=(const StatusThread&) = delete;
+
+  void stop() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    if (live_) print_stderr("\n");
+  }
+
+ private:
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+  int fill_percent(const RingStats& s) const {
+    return static_cast<int>(s.blocks_filled * 100 / ring_.blocks());
+  }
+
+  void loop() {
+    auto period = live_ ? std::chrono::duration<double>(0.5)
+                        : std::chrono::duration<double>(options_.interval_seconds);
+    auto tick = std::chrono::duration_cast<Clock::duration>(period);
+    Clock::time_point next = start_ + tick;
+    double last_t = 0;
+    std::uint64_t last_bytes = 0;
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
+      next += tick;
+      RingStats s = ring_.stats();
+      double t = seconds_since_start();
+      if (live_) {
+        double rate = t > last_t ? static_cast<double>(s.bytes_out - last_bytes) / (t - last_t) : 0;
+        print_stderr(progress_line(s.bytes_out, rate, fill_percent(s), t));
+      } else {
+        print_stderr(interval_line(last_t, t, s.bytes_out - last_bytes, fill_percent(s)));
+      }
+      last_t = t;
+      last_bytes = s.bytes_out;
+    }
+  }
+
+  const Ring& ring_;
+  const Options& options_;
+  Clock::time_point start_;
+  bool live_ = false;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// The reader (parent process).
+
+class Reader {
+ public:
+  Reader(Ring& ring, Tape& input, const Options& options, Child& writer)
+      : ring_(ring), input_(input), options_(options), writer_(writer) {
+    if (input_.keeps_records())
+      bounce_.resize(std::max<std::size_t>(options.block_size, std::size_t{1} << 20));
+  }
+
+  int run() {
+    if (options_.debug) print_stderr("R: Entering reader\n");
+    bool more = true;
+    std::string read_error;
+    while (more) {
+      if (!wait_for_free_block()) break;
+      std::span<std::byte> block = ring_.next_free_block();
+      std::size_t got = 0;
+      try {
+        more = fill(block, got);
+      } catch (const Interrupted&) {
+        more = false;
+      } catch (const Error& e) {
+        // Drain what was accepted, then report: the data already read reaches
+        // the output (1.19 discarded it).
+        read_error = "buffer (reader): failed to read input: " + strerror_text(e.errnum()) + "\n";
+        more = false;
+      }
+      if (got > 0) publish(block, got);
+      if (options_.seek_every_gib && bytes_read_ >= next_gib_) {
+        next_gib_ += kGiB;
+        rewind_offset_if_device(input_.poll_fd());
+      }
+    }
+    if (g_peer_gone) return writer_gone();
+    if (!g_drain && (g_signals || g_stop_input)) {
+      ring_.request_abort();
+      return finish_writer(kExitRuntime);
+    }
+    ring_.finish_input();
+    if (options_.debug) print_stderr("R: Exiting reader\n");
+    int status = finish_writer(g_signals || g_stop_input ? kExitRuntime : kExitOk);
+    if (!read_error.empty()) {
+      print_stderr(read_error);
+      status = kExitRuntime;
+    }
+    return status;
+  }
+
+ private:
+  // False when reading must stop (signal, or the writer is gone).
+  bool wait_for_free_block() {
+    for (;;) {
+      if (g_peer_gone || g_signals || g_stop_input) return false;
+      Ring::Wait waited = ring_.wait_free(kPollInterval);
+      if (waited == Ring::Wait::ready) return true;
+      if (waited == Ring::Wait::finished) return false;
+    }
+  }
+
+  // Fills block from the input; `got` counts the bytes so far even when a
+  // signal interrupts. Returns false at end of input.
+  bool fill(std::span<std::byte> block, std::size_t& got) {
+    while (got < block.size()) {
+      std::size_t n;
+      if (input_.keeps_records()) {
+        // A tape read takes a whole record: read into a record-sized buffer
+        // and carry what does not fit into the next block, so no record is
+        // ever cut (1.19 lost records when -s was not a multiple).
+        if (carry_ == carry_end_) {
+          carry_ = 0;
+          carry_end_ = input_.read(bounce_);
+          if (carry_end_ == 0) return false;
+        }
+        n = std::min(block.size() - got, carry_end_ - carry_);
+        std::memcpy(block.data() + got, bounce_.data() + carry_, n);
+        carry_ += n;
+      } else {
+        n = input_.read(block.subspan(got));
+        if (n == 0) return false;
+      }
+      got += n;
+      bytes_read_ += n;
+      if (options_.debug >= 2) print_stderr("R: got " + std::to_string(n) + " bytes\n");
+    }
+    return true;
+  }
+
+  void publish(std::span<std::byte> block, std::size_t got) {
+    if (got < block.size() && options_.pad_last_block) {
+      std::memset(block.data() + got, 0, block.size() - got);
+      got = block.size();
+    }
+    ring_.publish(got);
+  }
+
+  int writer_gone() {
+    g_final_wait = 1;
+    clear_stop();
+    int status = writer_.wait();
+    if (!ring_.consumer_reported())
+      print_stderr("buffer (reader): the writer process ended (" + describe_wait_status(status) +
+                   "); " + std::to_string(ring_.stats().bytes_out) + " bytes were written\n");
+    return kExitRuntime;
+  }
+
+  // Waits for the writer to drain the ring. A further signal abandons the queue.
+  int finish_writer(int status) {
+    g_final_wait = 1;
+    int signals_seen = g_signals;
+    for (;;) {
+      clear_stop();
+      try {
+        int writer_status = writer_.wait();
+        if (writer_status != 0) {
+          if (!ring_.consumer_reported() && !(WIFEXITED(writer_status)))
+            print_stderr("buffer (reader): the writer process ended (" +
+                         describe_wait_status(writer_status) + ")\n");
+          return kExitRuntime;
+        }
+        return status;
+      } catch (const Interrupted&) {
+        if (g_signals > signals_seen && (signals_seen > 0 || g_signals >= 2)) {
+          ring_.request_abort();
+          ::kill(writer_.pid(), SIGKILL);
+        }
+        signals_seen = g_signals;
+        status = kExitRuntime;
+      }
+    }
+  }
+
+  Ring& ring_;
+  Tape& input_;
+  const Options& options_;
+  Child& writer_;
+  std::vector<std::byte> bounce_;
+  std::size_t carry_ = 0;
+  std::size_t carry_end_ = 0;
+  std::uint64_t bytes_read_ = 0;
+  std::uint64_t next_gib_ = kGiB;
+};
+
+void print_debug_geometry(const Options& o) {
+  print_stderr("debugging turned on\nbuffer: blocks = " + std::to_string(o.blocks) +
+               ", blocksize = " + std::to_string(o.block_size) + ", percent = " +
+               std::to_string(o.percent) + "\nbuffer: buffer_size is " +
+               std::to_string(o.blocks * o.block_size) + " [" + std::to_string(o.blocks) + " x " +
+               std::to_string(o.block_size) + "]\n");
+}
+
+}  // namespace
+
+int run(const Options& options) {
+  if (options.help) {
+    std::fputs(kUsageText, stdout);
+    std::fputs(kHelpText, stdout);
+    return kExitOk;
+  }
+  if (options.next_volume && options.output.empty())
+    throw UsageError("--next-volume needs -o: standard output cannot be reopened");
+  // Every option has been checked before anything is opened (1.19 truncated
+  // -o while still parsing).
+  std::unique_ptr<Tape> input = open_input(options);
+  std::unique_ptr<Tape> output = open_output(options);
+  enlarge_pipe(input->poll_fd(), options.block_size);
+  enlarge_pipe(output->poll_fd(), options.block_size);
+  if (options.debug) print_debug_geometry(options);
+
+  std::unique_ptr<Ring> ring;
+  try {
+    ring = std::make_unique<Ring>(options.block_size, options.blocks);
+  } catch (const Error& e) {
+    throw ExactExit(kExitSetup, "buffer: couldn't create shared memory segment: " +
+                                    strerror_text(e.errnum()) + "\n");
+  }
+
+  g_drain = options.drain_on_signal ? 1 : 0;
+  ::signal(SIGPIPE, SIG_IGN);
+  install_handler(SIGCHLD, on_writer_exit);
+  install_handler(SIGUSR2, on_stop_input);
+  for (int sig : kTerminatingSignals) install_handler(sig, on_reader_signal);
+
+  std::fflush(nullptr);
+  Clock::time_point start = Clock::now();
+  pid_t reader = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == -1) throw ExactExit(kExitSetup, "buffer: unable to fork: " + strerror_text(errno) + "\n");
+  if (pid == 0) {
+    // The child owns the output; the input's descriptors stay open but unused
+    // and must not be closed through the Tape (a remote input would hang up).
+    (void)input.release();
+    ::_exit(writer_process(*ring, std::move(output), options, start, reader));
+  }
+  // Likewise the reader never closes the writer's output (a .tap would get
+  // a filemark, a remote tape a close request).
+  (void)output.release();
+  Child writer(pid);
+  StatusThread status_thread(*ring, options, start);
+  ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
+  int status = run_main("buffer (reader)", policy, [&] {
+    Reader reader_loop(*ring, *input, options, writer);
+    return reader_loop.run();
+  });
+  status_thread.stop();
+  if (options.progress || options.interval_seconds > 0)
+    print_stderr(summary_line(ring->stats(), ring->blocks(),
+                              std::chrono::duration<double>(Clock::now() - start).count()));
+  return status;
+}
+
+}  // namespace tk::buffer

@@ -1,0 +1,218 @@
+// buffer option parsing. Checks and their messages follow buffer 1.19 (scripts
+// and people know them); sizes are parsed strictly (1.19 silently misread
+// "1.5k" as 1 and "1g" as 1), and the 2048-block / 512 KiB ceilings are gone.
+#include "options.hpp"
+
+#include <cxxopts.hpp>
+#include <unistd.h>
+
+#include "../../lib/error.hpp"
+#include "../../lib/size.hpp"
+
+namespace tk::buffer {
+
+const char* const kUsageText =
+    "Usage: buffer [-B] [-t] [-S size] [-m memsize] [-b blocks] [-p percent] [-s blocksize] "
+    "[-u pause] [-i infile] [-o outfile] [-z size] [-Z] [-d]\n";
+
+const char* const kHelpText =
+    "  -B          pad the last block with zero bytes to the block size\n"
+    "  -t          print the kilobytes written when done\n"
+    "  -S size     report the kilobytes written every size bytes\n"
+    "  -m size     memory for the queue of blocks\n"
+    "  -b num      blocks in the queue (instead of deriving it from -m)\n"
+    "  -p percent  write only when the queue is this full\n"
+    "  -s size     block size: every write is one block\n"
+    "  -u usecs    pause after each block written\n"
+    "  -i infile   read from infile instead of standard input\n"
+    "  -o outfile  write to outfile instead of standard output\n"
+    "  -z size     both -s and -S\n"
+    "  -Z          seek the device back to 0 after each GiB (old tape drivers)\n"
+    "  -d          debug output on stderr (repeat for more)\n"
+    "  --next-volume CMD  on a full medium run CMD, reopen the output, go on\n"
+    "  --progress  one live status line on a terminal\n"
+    "  --interval SECS  print a status line every SECS seconds\n"
+    "  --no-drain  discard queued data on SIGINT/SIGTERM (as buffer 1.19)\n"
+    "  --rsh-command CMD, --rmt-command CMD  how to reach host:path devices\n";
+
+namespace {
+
+constexpr int kSetupFailure = 255;
+
+[[noreturn]] void fail_exact(const std::string& line) { throw ExactExit(kSetupFailure, line + "\n"); }
+
+// The option name inside cxxopts' message, between its LQUOTE and RQUOTE.
+std::string quoted_name(const std::string& message) {
+  auto open = message.find(cxxopts::LQUOTE);
+  if (open == std::string::npos) return message;
+  open += cxxopts::LQUOTE.size();
+  auto close = message.find(cxxopts::RQUOTE, open);
+  if (close == std::string::npos) return message;
+  return message.substr(open, close - open);
+}
+
+// getopt's wording, as glibc prints it for buffer 1.19.
+[[noreturn]] void rethrow_as_getopt(const cxxopts::exceptions::parsing& e) {
+  std::string name = quoted_name(e.what());
+  std::string dashed = name.size() == 1 ? "-- '" + name + "'" : "'--" + name + "'";
+  if (dynamic_cast<const cxxopts::exceptions::no_such_option*>(&e))
+    throw UsageError(name.size() == 1 ? "invalid option " + dashed
+                                      : "unrecognized option " + dashed);
+  if (dynamic_cast<const cxxopts::exceptions::missing_argument*>(&e) ||
+      dynamic_cast<const cxxopts::exceptions::option_requires_argument*>(&e))
+    throw UsageError(name.size() == 1 ? "option requires an argument " + dashed
+                                      : "option " + dashed + " requires an argument");
+  throw UsageError(e.what());
+}
+
+// A malformed value is reported on one line, without the usage text.
+std::uint64_t size_arg(const std::string& text, const char* option) {
+  try {
+    return parse_size(text, option);
+  } catch (const UsageError& e) {
+    fail_exact(std::string("buffer: ") + e.what());
+  }
+}
+
+std::int64_t count_arg(const std::string& text, const char* option) {
+  try {
+    return parse_count(text, option);
+  } catch (const UsageError& e) {
+    fail_exact(std::string("buffer: ") + e.what());
+  }
+}
+
+}  // namespace
+
+Options parse_options(int argc, char** argv) {
+  cxxopts::Options spec("buffer");
+  spec.add_options()
+      ("B", "", cxxopts::value<bool>())
+      ("t", "", cxxopts::value<bool>())
+      ("Z", "", cxxopts::value<bool>())
+      ("d", "", cxxopts::value<bool>())
+      ("S", "", cxxopts::value<std::string>())
+      ("m", "", cxxopts::value<std::string>())
+      ("b", "", cxxopts::value<std::string>())
+      ("p", "", cxxopts::value<std::string>())
+      ("s", "", cxxopts::value<std::string>())
+      ("u", "", cxxopts::value<std::string>())
+      ("i", "", cxxopts::value<std::string>())
+      ("o", "", cxxopts::value<std::string>())
+      ("z", "", cxxopts::value<std::string>())
+      ("next-volume", "", cxxopts::value<std::string>())
+      ("progress", "", cxxopts::value<bool>())
+      ("interval", "", cxxopts::value<std::string>())
+      ("no-drain", "", cxxopts::value<bool>())
+      ("rsh-command", "", cxxopts::value<std::string>())
+      ("rmt-command", "", cxxopts::value<std::string>())
+      ("help", "", cxxopts::value<bool>());
+
+  cxxopts::ParseResult parsed;
+  try {
+    parsed = spec.parse(argc, argv);
+  } catch (const cxxopts::exceptions::parsing& e) {
+    rethrow_as_getopt(e);
+  }
+
+  Options o;
+  bool blocks_given = false;
+  std::optional<std::uint64_t> combined;  // -z
+  // Options are applied in command-line order because buffer 1.19 checks -m
+  // against the -s and -b seen before it.
+  for (const auto& kv : parsed.arguments()) {
+    const std::string& key = kv.key();
+    const std::string& value = kv.value();
+    if (key == "B") {
+      o.pad_last_block = true;
+    } else if (key == "t") {
+      o.totals = true;
+    } else if (key == "Z") {
+      o.seek_every_gib = true;
+    } else if (key == "d") {
+      ++o.debug;
+    } else if (key == "s") {
+      std::uint64_t s = size_arg(value, "-s");
+      if (s == 0 || s > (std::uint64_t{1} << 31))
+        fail_exact("blocksize " + std::to_string(s) + " out of range");
+      o.block_size = static_cast<std::size_t>(s);
+    } else if (key == "b") {
+      std::int64_t b = count_arg(value, "-b");
+      if (b < 1 || b > (std::int64_t{1} << 24))
+        fail_exact("blocks " + std::to_string(b) + " out of range");
+      o.blocks = static_cast<std::size_t>(b);
+      blocks_given = true;
+    } else if (key == "m") {
+      o.max_shmem = size_arg(value, "-m");
+      std::uint64_t needed = kLegacyQueueHeader + o.block_size * (blocks_given ? o.blocks : 1);
+      if (o.max_shmem < needed) fail_exact("max_shmem " + std::to_string(o.max_shmem) + " too low");
+    } else if (key == "p") {
+      std::int64_t p = count_arg(value, "-p");
+      if (p < 0 || p > 100) fail_exact("percent " + std::to_string(p) + " out of range");
+      o.percent = static_cast<int>(p);
+    } else if (key == "u") {
+      std::int64_t pause = count_arg(value, "-u");
+      if (pause < 0) fail_exact("buffer: invalid -u '" + value + "': negative");
+      o.pause_us = static_cast<std::uint64_t>(pause);
+    } else if (key == "S") {
+      o.report_every = size_arg(value, "-S");
+      if (o.report_every == 0) o.report_every = 10240;
+      o.report_requested = true;
+    } else if (key == "z") {
+      combined = size_arg(value, "-z");
+    } else if (key == "i") {
+      if (!o.input.empty()) fail_exact("buffer: -i given twice");
+      o.input = value;
+    } else if (key == "o") {
+      if (!o.output.empty()) fail_exact("buffer: -o given twice");
+      o.output = value;
+    } else if (key == "next-volume") {
+      o.next_volume = value;
+    } else if (key == "progress") {
+      o.progress = true;
+    } else if (key == "interval") {
+      std::size_t used = 0;
+      double secs = 0;
+      try {
+        secs = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != value.size() || !(secs > 0) || secs > 86400)
+        fail_exact("buffer: invalid --interval '" + value + "': seconds between 0 and 86400");
+      o.interval_seconds = secs;
+    } else if (key == "no-drain") {
+      o.drain_on_signal = false;
+    } else if (key == "rsh-command") {
+      o.rsh_command = value;
+    } else if (key == "rmt-command") {
+      o.rmt_command = value;
+    } else if (key == "help") {
+      o.help = true;
+    }
+  }
+  if (!parsed.unmatched().empty()) fail_exact("too many arguments");
+
+  if (combined) {
+    if (*combined == 0 || *combined > (std::uint64_t{1} << 31))
+      fail_exact("blocksize " + std::to_string(*combined) + " out of range");
+    o.block_size = static_cast<std::size_t>(*combined);
+    o.report_every = *combined;
+    o.report_requested = true;
+  }
+  if (!blocks_given) {
+    std::uint64_t usable = o.max_shmem > kLegacyQueueHeader ? o.max_shmem - kLegacyQueueHeader : 0;
+    std::uint64_t blocks = usable / o.block_size;
+    if (blocks == 0) fail_exact("Cannot handle blocks that big, aborting!");
+    o.blocks = static_cast<std::size_t>(blocks);
+  }
+  long pages = ::sysconf(_SC_PHYS_PAGES);
+  long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0 &&
+      static_cast<double>(o.blocks) * static_cast<double>(o.block_size) >
+          static_cast<double>(pages) * static_cast<double>(page_size))
+    fail_exact("Cannot handle that many blocks, aborting!");
+  return o;
+}
+
+}  // namespace tk::buffer

@@ -1,0 +1,47 @@
+// buffer's command line: buffer 1.19's options with its defaults and checks,
+// plus long-only extensions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tk::buffer {
+
+struct Options {
+  std::size_t block_size = 10240;  // -s
+  std::size_t blocks = 0;          // -b, or derived from -m
+  std::uint64_t max_shmem = 1048576;  // -m
+  std::uint64_t report_every = 0;  // -S (0: no progress records)
+  bool report_requested = false;   // -S or -z given
+  int percent = 0;                 // -p
+  std::uint64_t pause_us = 0;      // -u
+  bool pad_last_block = false;     // -B
+  bool totals = false;             // -t
+  bool seek_every_gib = false;     // -Z
+  int debug = 0;                   // -d, repeatable
+  std::string input;               // -i, empty: standard input
+  std::string output;              // -o, empty: standard output
+  std::optional<std::string> next_volume;  // --next-volume CMD
+  bool progress = false;           // --progress
+  double interval_seconds = 0;     // --interval SECS (0: off)
+  bool drain_on_signal = true;     // --no-drain turns it off
+  std::string rsh_command;         // --rsh-command, for host:path names
+  std::string rmt_command;         // --rmt-command
+  bool help = false;               // --help
+};
+
+// buffer 1.19's ring geometry: the 32800-byte header it reserved on amd64 is
+// kept in the block-count formula so -m gives the same number of blocks.
+inline constexpr std::uint64_t kLegacyQueueHeader = 32800;
+
+// Parses argv; throws UsageError (getopt-style messages) or ExactExit (buffer
+// 1.19's range messages, status 255).
+Options parse_options(int argc, char** argv);
+
+// The synopsis printed after a usage error, and the --help text after it.
+extern const char* const kUsageText;
+extern const char* const kHelpText;
+
+}  // namespace tk::buffer

@@ -7,6 +7,7 @@
 
 #include "../error.hpp"
 #include "file_tape.hpp"
+#include "remote_tape.hpp"
 #include "st_tape.hpp"
 
 namespace tk {
@@ -27,7 +28,7 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
   if (name == "-")
     return tape_from_fd((flags & O_ACCMODE) == O_RDONLY ? 0 : 1,
                         (flags & O_ACCMODE) == O_RDONLY ? "standard input" : "standard output");
-  if (is_remote_name(name)) throw Error(ENOSYS, "open " + name + " (remote tapes not supported yet)");
+  if (is_remote_name(name)) return std::make_unique<RemoteTape>(name, flags, options);
   if (struct stat st {}; ::stat(name.c_str(), &st) == 0 && S_ISCHR(st.st_mode))
     return open_st_tape(name, flags);
   return open_file_tape(name, flags, options.create_mode);

@@ -1,0 +1,66 @@
+// The remote backend: "[user@]host:path" reached through rsh/ssh and an rmt
+// server on the far side, speaking the codec of lib/rmt (rmt-protocol.md
+// §12.7: bounded replies, symbolic flags, S as one byte, v1 ops after I-1).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "../io.hpp"
+#include "../process.hpp"
+#include "../rmt/fd_source.hpp"
+#include "../rmt/protocol.hpp"
+#include "tape.hpp"
+
+namespace tk {
+
+// "[user@]host:path" split; user may be empty.
+struct RemoteName {
+  std::string user;
+  std::string host;
+  std::string path;
+};
+// Splits a remote name; throws Error(EINVAL) for an empty host or path, a
+// newline or NUL in the path, or a user/host with characters a shell sees.
+RemoteName parse_remote_name(const std::string& name);
+
+// One connection per open, as GNU clients do: the remote shell starts
+// "rmt" on the host, O opens the device, C (at close) ends it, so a server
+// that hangs up after C (GNU rmt) costs nothing.
+class RemoteTape final : public Tape {
+ public:
+  // Runs RSH HOST [-l USER] RMT, where RSH is options.rsh_command, else
+  // $RSH, else "ssh" (split at blanks, so "ssh -p 2222" works), and RMT is
+  // options.rmt_command, else $RMT, else "/etc/rmt"; then opens the path.
+  RemoteTape(const std::string& name, int flags, const OpenOptions& options);
+  ~RemoteTape() override;
+
+  std::size_t read(std::span<std::byte> buf) override;
+  void write(std::span<const std::byte> data) override;
+  void op(MtOp op, int count) override;
+  TapeStatus status() override;
+  std::int64_t tell() override;
+  std::int64_t seek(std::int64_t offset, int whence) override;
+  void close() override;
+  bool keeps_records() const override { return true; }
+
+ private:
+  enum class Version { unknown, v0, v1 };
+  void send(std::string_view bytes);
+  rmt::Reply receive(const std::string& action);
+  // Sends a request and returns the A value; throws Error for an E reply.
+  std::int64_t transact(std::string_view request, const std::string& action);
+  void probe_version();
+  [[noreturn]] void lose_connection(const std::string& action, const std::string& why);
+  void hang_up() noexcept;
+
+  PipedChild link_;
+  std::unique_ptr<rmt::FdSource> source_;
+  std::unique_ptr<rmt::BufferedReader> in_;
+  std::string request_;  // reused request buffer (header plus W payload)
+  Version version_ = Version::unknown;
+  bool open_ = false;
+  bool broken_ = false;
+};
+
+}  // namespace tk

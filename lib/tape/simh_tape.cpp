@@ -1,0 +1,884 @@
+// SimhTape: the Linux st driver's behaviour (tape-semantics.md §4) emulated
+// over a SIMH image, with the drive's state kept in a sidecar file so that the
+// image acts as a no-rewind device between opens.
+//
+// Capacity (design.md decision 8): capacity counts image bytes. The early
+// warning point is at 7/8 of it: the write that crosses it completes (and sets
+// EOT), the next write fails with ENOSPC (EOD bit), the one after succeeds
+// again, as st alternates. The capacity itself is the physical end: a record
+// that would not fit entirely fails with ENOSPC and every later write with
+// EIO. Filemarks are always accepted (they use the early-warning reserve). So
+// a writer that stops at the first ENOSPC has stored between 7/8 of the
+// capacity and that plus one record, and one that keeps going stops at the
+// capacity: always between half the capacity and the capacity plus a record.
+#include "simh_tape.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <fcntl.h>
+#include <string_view>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <vector>
+
+#include "../error.hpp"
+#include "../io.hpp"
+#include "simh_format.hpp"
+
+namespace tk {
+namespace {
+
+using simh::Kind;
+using simh::Object;
+
+// st's eof state (ST_NOEOF, ST_FM, ST_EOM_OK, ST_EOM_ERROR, ST_EOD_1, ST_EOD):
+// it decides the EOT/EOD status bits and what the next read or write returns.
+enum class EofState { none, filemark, early_warning, overflow, eod_write, eod };
+
+constexpr std::string_view eof_names[] = {"none",     "filemark",  "early-warning",
+                                          "overflow", "eod-write", "eod"};
+
+constexpr long scsi2_drive = 0x72;  // MT_ISSCSI2
+
+// The drive: what the st driver would remember about the loaded cartridge.
+struct DriveState {
+  std::uint64_t offset = 0;  // byte offset of the position in the image
+  std::int64_t file = 0;     // -1 = unknown, as st reports
+  std::int64_t block = 0;
+  std::int64_t lba = 0;  // records and filemarks before the position
+  EofState eof = EofState::none;
+  std::uint32_t block_size = 0;  // 0 = variable
+  std::uint32_t density = 0;
+  bool compression = false;
+  bool write_protect = false;
+  bool online = true;
+  bool locked = false;
+  std::uint64_t capacity = 0;  // image bytes; 0 = unlimited
+
+  void rewind() noexcept {
+    offset = 0;
+    file = block = lba = 0;
+    eof = EofState::none;
+  }
+};
+
+template <class T>
+bool parse_number(std::string_view text, T& value) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+DriveState parse_state(std::string_view text, const std::string& path) {
+  DriveState s;
+  int line_number = 0;
+  while (!text.empty()) {
+    ++line_number;
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty() || line.front() == '#') continue;
+    auto space = line.find(' ');
+    std::string_view key = line.substr(0, space);
+    std::string_view value = space == std::string_view::npos ? "" : line.substr(space + 1);
+    bool ok = true;
+    auto flag = [&](bool& b) {
+      int v = 0;
+      ok = parse_number(value, v) && (v == 0 || v == 1);
+      b = v == 1;
+    };
+    if (key == "offset") ok = parse_number(value, s.offset);
+    else if (key == "file") ok = parse_number(value, s.file);
+    else if (key == "block") ok = parse_number(value, s.block);
+    else if (key == "lba") ok = parse_number(value, s.lba);
+    else if (key == "block-size") ok = parse_number(value, s.block_size);
+    else if (key == "density") ok = parse_number(value, s.density);
+    else if (key == "capacity") ok = parse_number(value, s.capacity);
+    else if (key == "compression") flag(s.compression);
+    else if (key == "write-protect") flag(s.write_protect);
+    else if (key == "online") flag(s.online);
+    else if (key == "locked") flag(s.locked);
+    else if (key == "eof") {
+      ok = false;
+      for (std::size_t i = 0; i < std::size(eof_names); ++i)
+        if (value == eof_names[i]) {
+          s.eof = static_cast<EofState>(i);
+          ok = true;
+        }
+    }
+    // Unknown keys are skipped so that newer state files still load.
+    if (!ok)
+      throw Error(EINVAL, "read " + path + " line " + std::to_string(line_number) + " '" +
+                              std::string(line) + "'");
+  }
+  return s;
+}
+
+std::string format_state(const DriveState& s) {
+  std::string t = "# tapekit virtual tape drive state (the image is the cartridge)\n";
+  auto add = [&](std::string_view key, const std::string& value) {
+    t.append(key).append(" ").append(value).append("\n");
+  };
+  add("offset", std::to_string(s.offset));
+  add("file", std::to_string(s.file));
+  add("block", std::to_string(s.block));
+  add("lba", std::to_string(s.lba));
+  add("eof", std::string(eof_names[static_cast<std::size_t>(s.eof)]));
+  add("block-size", std::to_string(s.block_size));
+  add("density", std::to_string(s.density));
+  add("compression", s.compression ? "1" : "0");
+  add("write-protect", s.write_protect ? "1" : "0");
+  add("online", s.online ? "1" : "0");
+  add("locked", s.locked ? "1" : "0");
+  add("capacity", std::to_string(s.capacity));
+  return t;
+}
+
+DriveState load_state(const std::string& path) {
+  int fd = retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); });
+  if (fd == -1) {
+    if (errno == ENOENT) return DriveState{};  // decision 2: loaded, at BOT
+    throw_syscall_error("open " + path);
+  }
+  Fd owner(fd);
+  std::string text(8192, '\0');
+  std::size_t n = read_full(fd, std::as_writable_bytes(std::span(text)), path);
+  text.resize(n);
+  return parse_state(text, path);
+}
+
+// Replaces the state file in one rename so a crash never leaves half of one.
+void save_state(const std::string& path, const DriveState& s) {
+  std::string tmp = path + ".tmp";
+  std::string text = format_state(s);
+  Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
+  fd.close("close " + tmp);
+  if (::rename(tmp.c_str(), path.c_str()) == -1) throw_errno("rename " + tmp);
+}
+
+// The cartridge is "in the drive" for as long as this lock is held; being a
+// flock, it goes away with its holder, even one killed by SIGKILL (decision 9).
+void lock_image(int fd, const std::string& path) {
+  int r = retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); });
+  if (r == -1) {
+    if (errno == EWOULDBLOCK) throw Error(EBUSY, "open " + path);
+    throw_syscall_error("lock " + path);
+  }
+}
+
+std::uint64_t file_size(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+class SimhTape final : public Tape {
+ public:
+  SimhTape(const std::string& path, Fd fd, DriveState state, bool readable, bool writable,
+           int write_errno, bool file_protected)
+      : Tape(path),
+        state_path_(simh_state_path(path)),
+        fd_(std::move(fd)),
+        size_(file_size(fd_.get(), path)),
+        image_(fd_.get(), size_),
+        state_(state),
+        readable_(readable),
+        writable_(writable),
+        fd_writable_(writable || write_errno == EACCES),
+        write_errno_(write_errno),
+        file_protected_(file_protected) {
+    // The image changed behind the drive's back: start again from BOT.
+    if (state_.offset > size_) state_.rewind();
+  }
+
+  ~SimhTape() override {
+    try {
+      close();
+    } catch (const std::exception&) {
+      // The destructor closes quietly; close() is where failures are reported.
+    }
+  }
+
+  std::size_t read(std::span<std::byte> buf) override {
+    check_usable("read");
+    if (!readable_) throw Error(EBADF, "read " + name());
+    last_write_ = false;
+    if (buf.empty()) return 0;
+    return state_.block_size == 0 ? read_variable(buf) : read_fixed(buf);
+  }
+
+  void write(std::span<const std::byte> data) override {
+    check_usable("write");
+    if (!writable_) throw Error(write_errno_, "write " + name());
+    if (data.empty()) return;
+    drop_read_ahead();
+    const std::uint32_t b = state_.block_size;
+    if (b == 0 ? data.size() > simh::max_record : data.size() % b != 0)
+      throw Error(EINVAL, "write " + name());
+    if (state_.eof == EofState::early_warning) {
+      state_.eof = EofState::eod_write;  // st: report ENOSPC once, allow the next
+      throw Error(ENOSPC, "write " + name(), 0);
+    }
+    if (state_.eof == EofState::overflow) throw Error(EIO, "write " + name(), 0);
+    if (!last_write_) truncate_here();
+    last_write_ = true;
+    if (b == 0) {
+      write_record(data, 0);
+    } else {
+      for (std::size_t done = 0; done < data.size(); done += b)
+        write_record(data.subspan(done, b), done);
+    }
+    state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
+  }
+
+  void op(MtOp op, int count) override {
+    check_open();
+    drop_read_ahead();
+    if (!state_.online && !works_offline(op)) throw Error(ENOMEDIUM, op_context(op));
+    if (last_write_) {
+      switch (op) {
+        // st writes the closing filemark before these (§4.6); BSF and BSFM
+        // then also space back over it.
+        case MtOp::rewind:
+        case MtOp::offline:
+        case MtOp::unload:
+        case MtOp::seek:
+        case MtOp::bsf:
+        case MtOp::bsfm:
+          write_filemarks(1);
+          if (op == MtOp::bsf || op == MtOp::bsfm) ++count;
+          break;
+        case MtOp::nop:
+        case MtOp::setblk:
+        case MtOp::setdensity:
+        case MtOp::wsm:
+        case MtOp::setdrvbuffer:
+        case MtOp::setpart: break;
+        default: last_write_ = false;
+      }
+    }
+    try {
+      run_op(op, count);
+    } catch (const Error&) {
+      save_quietly();
+      throw;
+    }
+    save();
+  }
+
+  TapeStatus status() override {
+    check_open();
+    TapeStatus s;
+    s.drive_type = scsi2_drive;
+    s.partition = 0;
+    s.soft_errors = 0;
+    s.write_protected = state_.write_protect || file_protected_;
+    s.immediate_report = true;
+    s.compression = state_.compression;
+    s.compression_known = true;
+    if (!state_.online) {
+      s.door_open = true;
+      s.file_number = s.block_number = -1;
+      return s;
+    }
+    s.online = true;
+    s.block_size = state_.block_size;
+    s.density = state_.density;
+    s.file_number = state_.file;
+    // st does not count a block it has only partly handed out yet.
+    s.block_number = state_.block - (ahead_pos_ < ahead_.size() && state_.block > 0 ? 1 : 0);
+    s.bot = s.block_number == 0 && s.file_number == 0;
+    s.eof = s.block_number == 0 && s.file_number != 0;
+    s.eot = state_.eof == EofState::early_warning || state_.eof == EofState::overflow;
+    s.eod = state_.eof == EofState::eod_write || state_.eof == EofState::eod;
+    return s;
+  }
+
+  std::int64_t tell() override {
+    check_usable("tell");
+    drop_read_ahead();
+    return state_.lba;
+  }
+
+  // st's llseek is noop_llseek: it moves nothing and reports offset 0.
+  std::int64_t seek(std::int64_t, int) override {
+    check_open();
+    return 0;
+  }
+
+  void close() override {
+    if (!fd_.valid()) return;
+    try {
+      if (last_write_ && state_.online) write_filemarks(1);
+    } catch (const Error&) {
+      save_quietly();
+      fd_.close("close " + name());
+      throw;
+    }
+    save();
+    fd_.close("close " + name());
+  }
+
+  bool keeps_records() const override { return true; }
+
+ private:
+  void check_open() const {
+    if (!fd_.valid()) throw Error(EBADF, "use of closed tape " + name());
+  }
+
+  void check_usable(std::string_view what) const {
+    check_open();
+    if (!state_.online) throw Error(ENOMEDIUM, std::string(what) + " " + name());
+  }
+
+  std::string op_context(MtOp op) const {
+    return "tape operation " + std::to_string(static_cast<int>(op)) + " on " + name();
+  }
+
+  static bool works_offline(MtOp op) {
+    switch (op) {
+      case MtOp::load:
+      case MtOp::nop:
+      case MtOp::setblk:
+      case MtOp::setdensity:
+      case MtOp::setdrvbuffer:
+      case MtOp::lock:
+      case MtOp::unlock:
+      case MtOp::compression: return true;
+      default: return false;
+    }
+  }
+
+  bool past_early_warning() const {
+    return state_.capacity != 0 && state_.offset >= state_.capacity - state_.capacity / 8;
+  }
+
+  void save() {
+    try {
+      save_state(state_path_, state_);
+    } catch (const Error&) {
+      // A read-only image in a read-only place can still be read; its
+      // position just does not persist.
+      if (fd_writable_) throw;
+    }
+  }
+
+  void save_quietly() noexcept {
+    try {
+      save_state(state_path_, state_);
+    } catch (const std::exception&) {
+      // Already reporting the failure that got us here.
+    }
+  }
+
+  void drop_read_ahead() noexcept {
+    ahead_.clear();
+    ahead_pos_ = 0;
+  }
+
+  // --- moving over objects ---
+
+  void pass_record(const Object& o) noexcept {
+    state_.offset = o.end;
+    ++state_.lba;
+    if (state_.block >= 0) ++state_.block;
+  }
+
+  void pass_mark_forward(const Object& o) noexcept {
+    state_.offset = o.end;
+    ++state_.lba;
+    if (state_.file >= 0) ++state_.file;
+    state_.block = 0;
+  }
+
+  void back_over(const Object& o) noexcept {
+    state_.offset = o.start;
+    --state_.lba;
+    if (o.kind == Kind::tape_mark) {
+      if (state_.file > 0) --state_.file;
+      state_.block = -1;
+    } else if (state_.block > 0) {
+      --state_.block;
+    } else {
+      state_.block = -1;
+    }
+  }
+
+  [[noreturn]] void fail_at_invalid(const Object& o, const std::string& what) {
+    state_.offset = o.start;
+    state_.block = -1;
+    state_.eof = EofState::none;
+    throw Error(EIO, what + " " + name() + " (" + o.problem + " at offset " +
+                         std::to_string(o.start) + ")");
+  }
+
+  void hit_bot(const std::string& what) {
+    state_.rewind();
+    throw Error(EIO, what + " " + name());
+  }
+
+  void hit_eod(const Object& o, const std::string& what) {
+    state_.offset = o.start;
+    state_.block = -1;
+    state_.eof = EofState::eod;
+    throw Error(EIO, what + " " + name());
+  }
+
+  // --- reading ---
+
+  std::size_t end_of_data_read() {
+    // Right after a filemark st returns 0 once more, then EIO (§4.4).
+    bool after_mark = state_.eof == EofState::filemark;
+    state_.eof = EofState::eod;
+    if (after_mark) {
+      state_.block = -1;
+      return 0;
+    }
+    throw Error(EIO, "read " + name());
+  }
+
+  std::size_t read_mark(const Object& o) {
+    pass_mark_forward(o);
+    state_.eof = EofState::filemark;
+    return 0;
+  }
+
+  [[noreturn]] void read_bad_record(const Object& o) {
+    Object framed = image_.next(o.start, true);
+    if (framed.kind == Kind::invalid) fail_at_invalid(framed, "read");
+    pass_record(framed);
+    state_.block = -1;  // st: a medium error leaves the block number unknown
+    state_.eof = EofState::none;
+    throw Error(EIO, "read " + name() + " (record flagged bad)");
+  }
+
+  std::size_t read_variable(std::span<std::byte> buf) {
+    Object o = image_.next(state_.offset, false);
+    switch (o.kind) {
+      case Kind::tape_mark: return read_mark(o);
+      case Kind::end_of_data: return end_of_data_read();
+      case Kind::bad_record: read_bad_record(o);
+      case Kind::record: break;
+      default: fail_at_invalid(o, "read");
+    }
+    if (o.length > buf.size()) {
+      // st: the block is consumed and its data lost (§4.4).
+      Object framed = image_.next(o.start, true);
+      if (framed.kind == Kind::invalid) fail_at_invalid(framed, "read");
+      pass_record(framed);
+      state_.eof = EofState::none;
+      throw Error(ENOMEM, "read " + name() + " (" + std::to_string(o.length) +
+                              "-byte record, " + std::to_string(buf.size()) + "-byte buffer)");
+    }
+    if (!image_.read_data(o, buf.first(o.length))) fail_at_invalid(o, "read");
+    pass_record(o);
+    state_.eof = EofState::none;
+    return o.length;
+  }
+
+  // Fixed blocks: consecutive blocks fill the buffer; a filemark ends the
+  // read after the data before it. A partly used block waits in ahead_, as in
+  // st's read-ahead buffer.
+  std::size_t read_fixed(std::span<std::byte> buf) {
+    const std::uint32_t b = state_.block_size;
+    std::size_t done = 0;
+    if (ahead_pos_ < ahead_.size()) {
+      done = std::min(buf.size(), ahead_.size() - ahead_pos_);
+      std::copy_n(ahead_.begin() + static_cast<std::ptrdiff_t>(ahead_pos_), done, buf.begin());
+      ahead_pos_ += done;
+      if (ahead_pos_ == ahead_.size()) drop_read_ahead();
+    }
+    while (done < buf.size()) {
+      Object o = image_.next(state_.offset, false);
+      if (o.kind != Kind::record || o.length != b) {
+        if (done > 0) return done;
+        switch (o.kind) {
+          case Kind::tape_mark: return read_mark(o);
+          case Kind::end_of_data: return end_of_data_read();
+          case Kind::bad_record: read_bad_record(o);
+          case Kind::record:
+            throw Error(EIO, "read " + name() + " (incorrect block size " +
+                                 std::to_string(o.length) + ")");
+          default: fail_at_invalid(o, "read");
+        }
+      }
+      std::size_t want = buf.size() - done;
+      if (want >= b) {
+        if (!image_.read_data(o, buf.subspan(done, b))) fail_at_invalid(o, "read");
+        done += b;
+      } else {
+        ahead_.resize(b);
+        if (!image_.read_data(o, ahead_)) fail_at_invalid(o, "read");
+        std::copy_n(ahead_.begin(), want, buf.begin() + static_cast<std::ptrdiff_t>(done));
+        ahead_pos_ = want;
+        done += want;
+      }
+      pass_record(o);
+      state_.eof = EofState::none;
+    }
+    return done;
+  }
+
+  // --- writing ---
+
+  // A write ends the tape where it happens (design.md: new EOD).
+  void truncate_here() {
+    if (state_.offset >= size_) return;
+    if (retry_eintr([&] { return ::ftruncate(fd_.get(), static_cast<off_t>(state_.offset)); }) == -1)
+      throw_syscall_error("truncate " + name());
+    size_ = state_.offset;
+    image_.set_size(size_);
+  }
+
+  void append(const iovec* iov, int count, std::size_t total, std::size_t done_before) {
+    auto at = static_cast<off_t>(state_.offset);
+    ssize_t n = retry_eintr([&] { return ::pwritev(fd_.get(), iov, count, at); });
+    if (n != static_cast<ssize_t>(total)) {
+      int err = n == -1 ? errno : ENOSPC;
+      // Keep the image well formed: drop a partly written object.
+      if (n > 0) (void)::ftruncate(fd_.get(), at);
+      image_.set_size(size_);
+      if (err == EINTR) throw Interrupted("write " + name());
+      throw Error(err, "write " + name(), done_before);
+    }
+    state_.offset += total;
+    size_ = state_.offset;
+    image_.set_size(size_);
+  }
+
+  void write_record(std::span<const std::byte> data, std::size_t done_before) {
+    auto length = static_cast<std::uint32_t>(data.size());
+    std::uint64_t span = simh::record_span(length);
+    if (state_.capacity != 0 && state_.offset + span > state_.capacity) {
+      state_.eof = EofState::overflow;
+      throw Error(ENOSPC, "write " + name(), done_before);
+    }
+    std::uint32_t word = simh::record_word(length, false);
+    std::byte head[4];
+    std::byte tail[5] = {};
+    std::size_t pad = length & 1u;
+    simh::store_le32(head, word);
+    simh::store_le32(tail + pad, word);
+    // One system call per record: header, data, pad and trailer together.
+    iovec iov[3] = {{head, 4},
+                    {const_cast<std::byte*>(data.data()), data.size()},
+                    {tail, pad + 4}};
+    append(iov, 3, span, done_before);
+    ++state_.lba;
+    if (state_.block >= 0) ++state_.block;
+  }
+
+  void write_filemarks(int count) {
+    if (!writable_) throw Error(write_errno_ == EBADF ? EACCES : write_errno_, "weof " + name());
+    truncate_here();
+    last_write_ = false;
+    if (count <= 0) return;
+    std::vector<std::byte> marks(4 * static_cast<std::size_t>(count));
+    iovec iov{marks.data(), marks.size()};
+    append(&iov, 1, marks.size(), 0);
+    state_.lba += count;
+    if (state_.file >= 0) state_.file += count;
+    state_.block = 0;
+    state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
+  }
+
+  // --- spacing ---
+
+  void forward_files(std::int64_t n, const std::string& what) {
+    for (std::int64_t crossed = 0; crossed < n;) {
+      Object o = image_.next(state_.offset);
+      switch (o.kind) {
+        case Kind::record:
+        case Kind::bad_record:
+          state_.offset = o.end;
+          ++state_.lba;
+          break;
+        case Kind::tape_mark:
+          pass_mark_forward(o);
+          ++crossed;
+          break;
+        case Kind::end_of_data: hit_eod(o, what); return;
+        default: fail_at_invalid(o, what);
+      }
+    }
+    state_.block = 0;
+    state_.eof = EofState::filemark;
+  }
+
+  void back_files(std::int64_t n, const std::string& what) {
+    for (std::int64_t crossed = 0; crossed < n;) {
+      Object o = image_.previous(state_.offset);
+      switch (o.kind) {
+        case Kind::record:
+        case Kind::bad_record: back_over(o); break;
+        case Kind::tape_mark:
+          back_over(o);
+          ++crossed;
+          break;
+        case Kind::bot: hit_bot(what); return;
+        default: fail_at_invalid(o, what);
+      }
+    }
+    state_.block = -1;  // st cannot know where in the file it landed
+    state_.eof = EofState::none;
+  }
+
+  void forward_records(std::int64_t n, const std::string& what) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      Object o = image_.next(state_.offset);
+      switch (o.kind) {
+        case Kind::record:
+        case Kind::bad_record: pass_record(o); break;
+        case Kind::tape_mark:
+          pass_mark_forward(o);
+          state_.eof = EofState::none;
+          throw Error(EIO, what + " " + name());
+        case Kind::end_of_data: hit_eod(o, what); return;
+        default: fail_at_invalid(o, what);
+      }
+    }
+    state_.eof = EofState::none;
+  }
+
+  void back_records(std::int64_t n, const std::string& what) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      Object o = image_.previous(state_.offset);
+      switch (o.kind) {
+        case Kind::record:
+        case Kind::bad_record: back_over(o); break;
+        case Kind::tape_mark:
+          // Spacing stops on the BOT side of the filemark it met.
+          back_over(o);
+          state_.eof = EofState::none;
+          throw Error(EIO, what + " " + name());
+        case Kind::bot: hit_bot(what); return;
+        default: fail_at_invalid(o, what);
+      }
+    }
+    state_.eof = EofState::none;
+  }
+
+  void end_of_data(const std::string& what) {
+    for (;;) {
+      Object o = image_.next(state_.offset);
+      if (o.is_record()) {
+        state_.offset = o.end;
+        ++state_.lba;
+      } else if (o.kind == Kind::tape_mark) {
+        pass_mark_forward(o);
+      } else if (o.kind == Kind::end_of_data) {
+        state_.offset = o.start;
+        break;
+      } else {
+        fail_at_invalid(o, what);
+      }
+    }
+    state_.block = -1;
+    state_.eof = EofState::eod;
+  }
+
+  // MTSEEK: to the logical block address counting records and filemarks.
+  void locate(std::int64_t target, const std::string& what) {
+    if (target < 0) throw Error(EINVAL, what + " " + name());
+    if (target == 0) {
+      state_.rewind();
+      return;
+    }
+    while (state_.lba > target) {
+      Object o = image_.previous(state_.offset);
+      if (o.kind == Kind::bot) {
+        state_.rewind();
+        break;
+      }
+      if (o.kind == Kind::invalid) fail_at_invalid(o, what);
+      state_.offset = o.start;
+      --state_.lba;
+    }
+    while (state_.lba < target) {
+      Object o = image_.next(state_.offset);
+      if (o.kind == Kind::end_of_data) {
+        state_.offset = o.start;
+        state_.file = state_.block = -1;
+        state_.eof = EofState::eod;
+        throw Error(EIO, what + " " + name());
+      }
+      if (o.kind == Kind::invalid) fail_at_invalid(o, what);
+      state_.offset = o.end;
+      ++state_.lba;
+    }
+    state_.file = state_.block = -1;
+    state_.eof = EofState::none;
+  }
+
+  void run_op(MtOp op, int count) {
+    const std::string what = op_context(op);
+    const std::int64_t n = count;
+    switch (op) {
+      case MtOp::fsf:
+        if (n < 0) {  // a negative SPACE goes the other way; st's counts follow
+          back_files(-n, what);
+          state_.block = 0;
+        } else {
+          forward_files(n, what);
+        }
+        return;
+      case MtOp::bsf:
+        if (n < 0) {
+          forward_files(-n, what);
+          state_.block = -1;
+        } else {
+          back_files(n, what);
+        }
+        return;
+      case MtOp::fsr:
+        if (n < 0) back_records(-n, what);
+        else forward_records(n, what);
+        return;
+      case MtOp::bsr:
+        if (n < 0) forward_records(-n, what);
+        else back_records(n, what);
+        return;
+      case MtOp::fsfm:
+        forward_files(n, what);
+        back_files(1, what);
+        return;
+      case MtOp::bsfm:
+        back_files(n, what);
+        forward_files(1, what);
+        return;
+      case MtOp::weof:
+      case MtOp::weofi:
+        if (n < 0) throw Error(EINVAL, what);
+        write_filemarks(count);
+        return;
+      case MtOp::rewind:
+      case MtOp::retension: state_.rewind(); return;
+      case MtOp::offline:
+      case MtOp::unload:
+        state_.rewind();
+        state_.online = false;
+        state_.locked = false;
+        return;
+      case MtOp::load:
+        state_.rewind();  // a newly loaded cartridge is at BOT
+        state_.online = true;
+        return;
+      case MtOp::nop: return;
+      case MtOp::eom: end_of_data(what); return;
+      case MtOp::erase:
+        if (!writable_) throw Error(write_errno_ == EBADF ? EACCES : write_errno_, what);
+        truncate_here();
+        state_.eof = EofState::none;
+        return;
+      case MtOp::seek: locate(n, what); return;
+      case MtOp::setblk:
+        if (n < 0 || n > simh::max_record) throw Error(EINVAL, what);
+        state_.block_size = static_cast<std::uint32_t>(n);
+        return;
+      case MtOp::setdensity: state_.density = static_cast<std::uint32_t>(count) & 0xFFu; return;
+      case MtOp::compression: state_.compression = (count & 1) != 0; return;
+      case MtOp::setdrvbuffer:
+        // Driver options and defaults mean nothing to an image; st only
+        // rejects an unknown sub-command (§2.3).
+        if ((static_cast<unsigned>(count) >> 28) > 8) throw Error(EIO, what);
+        return;
+      case MtOp::lock: state_.locked = true; return;
+      case MtOp::unlock: state_.locked = false; return;
+      case MtOp::fss:
+      case MtOp::bss: throw Error(EIO, what);  // images hold no setmarks
+      case MtOp::wsm:
+        if (n != 0) throw Error(EIO, what);
+        return;
+      case MtOp::setpart:
+      case MtOp::mkpart: throw Error(EINVAL, what);  // st without can-partitions
+      default: throw Error(ENOSYS, what);
+    }
+  }
+
+  std::string state_path_;
+  Fd fd_;
+  std::uint64_t size_;
+  simh::ImageReader image_;
+  DriveState state_;
+  bool readable_;
+  bool writable_;
+  bool fd_writable_;
+  int write_errno_;
+  bool file_protected_;
+  bool last_write_ = false;  // st's "rw == ST_WRITING": close adds a filemark
+  std::vector<std::byte> ahead_;
+  std::size_t ahead_pos_ = 0;
+};
+
+}  // namespace
+
+std::string simh_state_path(const std::string& image_path) { return image_path + ".state"; }
+
+std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
+                                     const OpenOptions& options) {
+  const int access_mode = flags & O_ACCMODE;
+  const bool want_write = access_mode != O_RDONLY;
+  const bool nonblock = (flags & O_NONBLOCK) != 0;
+  const bool exists = ::access(path.c_str(), F_OK) == 0;
+  // An image the user may not write to is a cartridge with its tab set.
+  const bool file_protected = exists && ::access(path.c_str(), W_OK) != 0;
+  if (want_write && file_protected && !nonblock) throw Error(EROFS, "open " + path);
+
+  // O_TRUNC is ignored, as st ignores it (decision 6); a missing image opened
+  // for writing is a blank cartridge.
+  int open_flags = (want_write && !file_protected) ? O_RDWR | O_CREAT : O_RDONLY;
+  Fd fd = open_file(path, open_flags, options.create_mode);
+  lock_image(fd.get(), path);
+  DriveState state = load_state(simh_state_path(path));
+  if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
+
+  bool writable = want_write && !file_protected;
+  int write_errno = want_write ? EACCES : EBADF;
+  if (want_write && state.write_protect) {
+    if (!nonblock) throw Error(EROFS, "open " + path);
+    writable = false;  // st: an O_NONBLOCK open succeeds; writes get EACCES
+  }
+  return std::make_unique<SimhTape>(path, std::move(fd), state, access_mode != O_WRONLY,
+                                    writable, write_errno, file_protected);
+}
+
+void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes) {
+  Fd fd = open_file(path, O_RDWR | O_CREAT, 0666);
+  lock_image(fd.get(), path);
+  if (file_size(fd.get(), path) != 0) throw Error(EEXIST, "create " + path);
+  DriveState state;
+  state.capacity = capacity_bytes;
+  save_state(simh_state_path(path), state);
+  fd.close("close " + path);
+}
+
+void set_virtual_tape_protect(const std::string& path, bool on) {
+  Fd fd = open_file(path, O_RDONLY);
+  lock_image(fd.get(), path);
+  std::string state_path = simh_state_path(path);
+  DriveState state = load_state(state_path);
+  state.write_protect = on;
+  save_state(state_path, state);
+  fd.close("close " + path);
+}
+
+std::optional<SimhDefect> validate_simh_image(const std::string& path) {
+  Fd fd = open_file(path, O_RDONLY);
+  simh::ImageReader image(fd.get(), file_size(fd.get(), path));
+  std::uint64_t pos = 0;
+  std::uint64_t objects = 0;
+  for (;;) {
+    Object o = image.next(pos);
+    if (o.kind == Kind::end_of_data) return std::nullopt;
+    if (o.kind == Kind::invalid)
+      return SimhDefect{o.start, o.problem + " (object " + std::to_string(objects + 1) + ")"};
+    pos = o.end;
+    ++objects;
+  }
+}
+
+}  // namespace tk

@@ -1,0 +1,41 @@
+// The virtual tape: a SIMH .tap image (the cartridge) and its IMAGE.state
+// sidecar (the drive), behaving like the Linux st driver on a no-rewind node
+// (design.md "The virtual tape", tape-semantics.md §4 and §6).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tape.hpp"
+
+namespace tk {
+
+// Opens (or, for writing, creates) the image at path. Errors: EBUSY while
+// another open holds it, EROFS opening a write-protected image for writing,
+// ENOMEDIUM after offline unless O_NONBLOCK, ENOENT reading a missing image.
+std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
+                                     const OpenOptions& options = {});
+
+// Makes a blank cartridge loaded at BOT; capacity 0 = unlimited. Refuses with
+// EEXIST when a non-empty image is there (an empty one is reinitialised).
+void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes);
+
+// Sets or clears the image's write protection (kept in the state file).
+void set_virtual_tape_protect(const std::string& path, bool on);
+
+// The first structural error of an image.
+struct SimhDefect {
+  std::uint64_t offset;  // byte offset of the faulty object
+  std::string what;
+};
+
+// Checks framing from BOT to the end of the image (or an end-of-medium
+// marker); nothing when the image is sound. Throws Error if it cannot be read.
+std::optional<SimhDefect> validate_simh_image(const std::string& path);
+
+// The sidecar state file that holds the drive's state for an image.
+std::string simh_state_path(const std::string& image_path);
+
+}  // namespace tk

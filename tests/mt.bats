@@ -1,0 +1,566 @@
+#!/usr/bin/env bats
+# mt: shows that tapekit's mt is a drop-in for mt-st 1.7 (same exit statuses,
+# messages, usage texts, ioctls and status text, checked by running Debian's
+# mt-st side by side), and what it adds: --json, remote names and virtual
+# tapes. Drives are faked with tests/shim/fake_st.c, which answers the tape
+# ioctls on /dev/zero and logs them.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+MT_ST=${MT_ST:-/usr/bin/mt-st}
+FAKE_ST=$TK_TEST_LIB/fake_st.so
+
+setup() {
+  unset TAPE RSH RMT FAKE_ST_FAIL FAKE_ST_TYPE FAKE_ST_RESID FAKE_ST_DSREG FAKE_ST_GSTAT \
+    FAKE_ST_ERREG FAKE_ST_FILENO FAKE_ST_BLKNO FAKE_ST_POS FAKE_ST_SYSFS FAKE_ST_DEVICE
+  cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# Runs our mt and mt-st with the same arguments and environment; fails,
+# showing the difference, unless the exit statuses, stdout, stderr and the
+# fake drive's call logs are byte-identical. Leaves the status in $same_status.
+same_as_mt_st() {
+  local d
+  d=$(mktemp -d "$BATS_TEST_TMPDIR/cmp.XXXXXX")
+  local ours=0 theirs=0 kind
+  FAKE_ST_LOG=$d/ours.log "$MT" "$@" >"$d/ours.out" 2>"$d/ours.err" || ours=$?
+  FAKE_ST_LOG=$d/theirs.log "$MT_ST" "$@" >"$d/theirs.out" 2>"$d/theirs.err" || theirs=$?
+  touch "$d/ours.log" "$d/theirs.log"
+  for kind in out err log; do
+    if ! cmp -s "$d/ours.$kind" "$d/theirs.$kind"; then
+      echo "mt $*: $kind differs (ours <, mt-st >):"
+      diff "$d/ours.$kind" "$d/theirs.$kind"
+      return 1
+    fi
+  done
+  if [ "$ours" != "$theirs" ]; then
+    echo "mt $*: exits $ours, mt-st exits $theirs"
+    return 1
+  fi
+  same_status=$ours
+}
+
+# Reads "STATUS ARGS..." lines on stdin; each must behave as with mt-st and
+# exit with STATUS.
+table_same_as_mt_st() {
+  local expected line
+  while read -r expected line; do
+    [ -n "$expected" ] || continue
+    eval "set -- $line"
+    same_as_mt_st "$@" || return 1
+    if [ "$same_status" != "$expected" ]; then
+      echo "mt $line: exits $same_status, expected $expected"
+      return 1
+    fi
+  done
+}
+
+# As table_same_as_mt_st, with the fake drive preloaded into both programs.
+table_same_on_fake_drive() {
+  LD_PRELOAD=$FAKE_ST table_same_as_mt_st
+}
+
+fake() { LD_PRELOAD=$FAKE_ST FAKE_ST_LOG=$BATS_TEST_TMPDIR/calls.log "$@"; }
+
+# --- command line, compared with mt-st -------------------------------------
+
+@test "mt: -h prints mt-st's long usage on stderr and exits 0" {
+  table_same_as_mt_st <<'EOF'
+0 -h
+0 -hx
+0 -f /dev/null -h status
+EOF
+  run --separate-stderr "$MT" -h
+  assert_equal "$output" ""
+  assert_equal "$(sed -n 1p <<<"$stderr")" "usage: mt [-v] [--version] [-h] [ -f device ] command [ count ]"
+}
+
+@test "mt: -v, --version and any --v word print mt-st's version and exit 0" {
+  table_same_as_mt_st <<'EOF'
+0 -v
+0 --version
+0 --verbose
+0 -vx status
+0 -f /dev/null -v
+EOF
+}
+
+@test "mt: usage errors print mt-st's short usage and exit 1" {
+  table_same_as_mt_st <<'EOF'
+1
+1 -x
+1 --help
+1 -
+1 --
+1 -f
+1 -t
+1 -f /dev/null
+1 --rsh
+1 --jsonx status
+1 -z -f /dev/null status
+EOF
+}
+
+@test "mt: an unknown command exits 1, names the command and lists the commands" {
+  table_same_as_mt_st <<'EOF'
+1 -f /dev/null foo
+1 -f /dev/null eom
+1 -f /dev/null statusx
+1 -f /dev/null v
+1 -f /dev/null vt
+1 -f /dev/null verif
+1 -f /dev/null vt-creat
+1 -f /dev/null 'weof '
+EOF
+  run --separate-stderr "$MT" -f /dev/null foo
+  assert_equal "$status" 1
+  assert_equal "$(sed -n 1p <<<"$stderr")" 'mt: unknown command "foo"'
+}
+
+@test "mt: an ambiguous abbreviation exits 1 and names it, as mt-st decides" {
+  table_same_as_mt_st <<'EOF'
+1 -f /dev/null e
+1 -f /dev/null eo
+1 -f /dev/null r
+1 -f /dev/null re
+1 -f /dev/null rew
+1 -f /dev/null st
+1 -f /dev/null set
+1 -f /dev/null l
+1 -f /dev/null lo
+1 -f /dev/null w
+1 -f /dev/null f
+1 -f /dev/null fs
+1 -f /dev/null b
+1 -f /dev/null d
+1 -f /dev/null de
+1 -f /dev/null s
+1 -f /dev/null se
+1 -f /dev/null ''
+EOF
+  run --separate-stderr "$MT" -f /dev/null rew
+  assert_equal "$(sed -n 1p <<<"$stderr")" 'mt: ambiguous command "rew"'
+}
+
+@test "mt: too many arguments exits 1 naming the command" {
+  table_same_as_mt_st <<'EOF'
+1 -f /dev/null fsf 1 2
+1 -f /dev/null rewind 1
+1 -f /dev/null status x
+1 -f /dev/null tell 1
+1 -f /dev/null densities x
+1 -f /dev/null partseek 1 2 3
+1 -f /dev/null asf 1 2
+1 -f /dev/null stshowoptions a b
+1 -f /dev/null rewi 1
+EOF
+  run --separate-stderr "$MT" -f /dev/null rewi 1
+  assert_equal "$stderr" "mt: too many arguments for the command 'rewind'."
+}
+
+@test "mt: a count with a bad unit or too large exits 3" {
+  table_same_as_mt_st <<'EOF'
+3 -f /dev/null fsf 1x
+3 -f /dev/null fsf 1K
+3 -f /dev/null fsf 0x
+3 -f /dev/null fsf 2097152k
+3 -f /dev/null fsf 2048M
+3 -f /dev/null fsf 2G
+3 -f /dev/null weof 1q
+3 -f /dev/null setblk 12z
+3 -f /dev/null mkpartition 1x
+3 -f /dev/null seek 3G
+EOF
+  run --separate-stderr "$MT" -f /dev/null fsf 1x
+  assert_equal "$stderr" "mt: illegal count unit."
+  run --separate-stderr "$MT" -f /dev/null fsf 2G
+  assert_equal "$stderr" "mt: repeat count too large."
+}
+
+@test "mt: a negative count exits 1, also when it comes from narrowing to int" {
+  table_same_as_mt_st <<'EOF'
+1 -f /dev/null fsf -1
+1 -f /dev/null bsf -5
+1 -f /dev/null erase -1
+1 -f /dev/null fsf -2147483648
+1 -f /dev/null fsf 2147483648
+1 -f /dev/null fsf 99999999999999999999
+EOF
+  run --separate-stderr "$MT" -f /dev/null fsf -1
+  assert_equal "$stderr" "mt: negative repeat count"
+}
+
+@test "mt: an open failure prints perror(device) and exits 1" {
+  table_same_as_mt_st <<'EOF'
+1 -f /nonexistent/tape status
+1 -f /nonexistent/tape weof
+1 -f '' rewind
+1 -f . weof
+EOF
+  run --separate-stderr "$MT" -f /nonexistent/tape status
+  assert_equal "$stderr" "/nonexistent/tape: No such file or directory"
+}
+
+@test "mt: a device that is not a tape fails the ioctl with exit 2" {
+  : >plain
+  table_same_as_mt_st <<'EOF'
+2 -f /dev/null status
+2 -f /dev/null tell
+2 -f /dev/null rewind
+2 -f /dev/null weof
+2 -f /dev/null compression 1
+2 -f /dev/null defcompression 0x101
+2 -f /dev/null stoptions sili
+2 -f /dev/null asf 3
+2 -f /dev/null partseek 1 2
+2 -f /dev/null fsf 4294967297
+2 -f /dev/null mkpartition -5
+2 -f /dev/null compression on
+2 -f /dev/null defblksize 1k
+2 -f plain status
+2 -f plain fsf
+EOF
+  run --separate-stderr "$MT" -f /dev/null status
+  assert_equal "$stderr" "/dev/null: Inappropriate ioctl for device"
+}
+
+@test "mt: stoptions with an unknown or ambiguous name exits 1 and explains" {
+  table_same_as_mt_st <<'EOF'
+1 -f /dev/null stoptions foo
+1 -f /dev/null stsetoptions buffer-writes nosuch
+1 -f /dev/null stclearoptions s
+1 -f /dev/null stoptions no
+1 -f /dev/null stoptions ''
+EOF
+  run --separate-stderr "$MT" -f /dev/null stoptions no
+  assert_equal "$stderr" "Property name 'no' ambiguous."
+}
+
+@test "mt: stshowoptions refuses a file that is not a character device" {
+  : >plain
+  table_same_as_mt_st <<'EOF'
+1 -f plain stshowoptions
+2 -f /dev/null stshowoptions
+EOF
+  run --separate-stderr "$MT" -f plain stshowoptions
+  assert_equal "$stderr" "mt: not a character device."
+}
+
+@test "mt: TAPE names the device and -f overrides it" {
+  TAPE=/dev/null table_same_as_mt_st <<'EOF'
+2 status
+1 -f /nonexistent/x status
+EOF
+  TAPE=/nonexistent/y table_same_as_mt_st <<'EOF'
+1 status
+2 -f /dev/null status
+EOF
+  TAPE='' table_same_as_mt_st <<'EOF'
+1 rewind
+EOF
+}
+
+@test "mt: only the second character of an option word counts, as in mt-st" {
+  table_same_as_mt_st <<'EOF'
+2 -fxyz /dev/null status
+2 -f/nonexistent /dev/null status
+2 -t /dev/null status
+2 -f /nonexistent -f /dev/null status
+EOF
+}
+
+@test "mt: densities prints mt-st 1.7's table and opens no device" {
+  TAPE=/nonexistent/tape table_same_as_mt_st <<'EOF'
+0 densities
+0 den
+EOF
+  run "$MT" densities
+  assert_line --index 0 "Some SCSI tape density codes:"
+  assert_line "0x02   PE (1600 bpi)                 0x40   DLT1 40 GB, or Ultrium"
+}
+
+# --- st drives, faked: ioctls and status compared with mt-st ---------------
+
+@test "mt: every command opens the drive and issues the ioctls mt-st issues" {
+  table_same_on_fake_drive <<'EOF'
+0 -f /dev/zero weof
+0 -f /dev/zero weof 3
+0 -f /dev/zero wset 2
+0 -f /dev/zero eof
+0 -f /dev/zero fsf
+0 -f /dev/zero fsf 5
+0 -f /dev/zero fsfm 2
+0 -f /dev/zero bsf 1
+0 -f /dev/zero bsfm 1
+0 -f /dev/zero fsr 1k
+0 -f /dev/zero fsr 0x10
+0 -f /dev/zero fsr 010
+0 -f /dev/zero bsr 3
+0 -f /dev/zero fss 1
+0 -f /dev/zero bss 1
+0 -f /dev/zero rewind
+0 -f /dev/zero offline
+0 -f /dev/zero rewoffl
+0 -f /dev/zero eject
+0 -f /dev/zero retension
+0 -f /dev/zero eod
+0 -f /dev/zero seod
+0 -f /dev/zero seek 100
+0 -f /dev/zero seek 2M
+0 -f /dev/zero tell
+0 -f /dev/zero status
+0 -f /dev/zero erase
+0 -f /dev/zero erase 0
+0 -f /dev/zero setblk
+0 -f /dev/zero setblk 0
+0 -f /dev/zero setblk 64k
+0 -f /dev/zero lock
+0 -f /dev/zero unlock
+0 -f /dev/zero load
+0 -f /dev/zero load 10003
+0 -f /dev/zero setdensity 0x46
+0 -f /dev/zero drvbuffer 5
+0 -f /dev/zero stwrthreshold 10
+0 -f /dev/zero stoptions
+0 -f /dev/zero stoptions 0x107
+0 -f /dev/zero stoptions 0xf0000107
+0 -f /dev/zero stoptions buffer-writes two-fms
+0 -f /dev/zero stsetoptions sili
+0 -f /dev/zero stsetoptions buf two
+0 -f /dev/zero stclearoptions two no-wait
+0 -f /dev/zero stsetoptions cleaning
+0 -f /dev/zero defblksize 1k
+0 -f /dev/zero defblksize -1
+0 -f /dev/zero defdensity 0x46
+0 -f /dev/zero defdensity -1
+0 -f /dev/zero defdrvbuffer 1
+0 -f /dev/zero defdrvbuffer -1
+0 -f /dev/zero stsetcln 0x1234
+0 -f /dev/zero sttimeout 900
+0 -f /dev/zero stlongtimeout 14400
+0 -f /dev/zero setpartition 1
+0 -f /dev/zero mkpartition -5
+0 -f /dev/zero mkpartition 100
+0 -f /dev/zero partseek 1 200
+0 -f /dev/zero partseek
+0 -f /dev/zero asf
+0 -f /dev/zero asf 3
+0 -f /dev/zero asf -2
+0 -f /dev/zero fsf -2147483648k
+0 -f /dev/zero fsf 4294967297
+0 -f /dev/zero fsf 1k2
+EOF
+}
+
+@test "mt: the abbreviations mt-st accepts select the same commands" {
+  table_same_on_fake_drive <<'EOF'
+0 -f /dev/zero a 2
+0 -f /dev/zero c 1
+0 -f /dev/zero p 1 2
+0 -f /dev/zero t
+0 -f /dev/zero u
+0 -f /dev/zero mk 3
+0 -f /dev/zero ws
+0 -f /dev/zero we
+0 -f /dev/zero off
+0 -f /dev/zero ej
+0 -f /dev/zero er
+0 -f /dev/zero ret
+0 -f /dev/zero rewi
+0 -f /dev/zero rewo
+0 -f /dev/zero seo
+0 -f /dev/zero sta
+0 -f /dev/zero setp 1
+0 -f /dev/zero loc
+0 -f /dev/zero defc 1
+2 -f /dev/zero stsh
+EOF
+}
+
+@test "mt: compression and defcompression send mt-st's exact encodings" {
+  table_same_on_fake_drive <<'EOF'
+0 -f /dev/zero compression
+0 -f /dev/zero compression 1
+0 -f /dev/zero compression 0
+0 -f /dev/zero compression on
+0 -f /dev/zero compression off
+0 -f /dev/zero defcompression 0x101
+0 -f /dev/zero defcompression 1
+0 -f /dev/zero defcompression 0
+0 -f /dev/zero defcompression 2
+0 -f /dev/zero defcompression 255
+0 -f /dev/zero defcompression -1
+EOF
+  # The values themselves, from tape-semantics.md §1.2/§2.3, not only "as mt-st".
+  fake "$MT" -f /dev/zero compression 1
+  fake "$MT" -f /dev/zero compression on
+  fake "$MT" -f /dev/zero defcompression 0x101
+  fake "$MT" -f /dev/zero defcompression -1
+  run grep MTIOCTOP calls.log
+  assert_output "MTIOCTOP op=32 count=0x1
+MTIOCTOP op=32 count=0x0
+MTIOCTOP op=24 count=0x60200101
+MTIOCTOP op=24 count=0x602fffff"
+}
+
+@test "mt: commands that need no tape open the drive non-blocking, others block" {
+  fake "$MT" -f /dev/zero status
+  fake "$MT" -f /dev/zero fsf
+  fake "$MT" -f /dev/zero weof
+  fake "$MT" -f /dev/zero setblk 512
+  run grep open calls.log
+  assert_output "open rdonly nonblock
+open rdonly
+open rdwr
+open rdonly nonblock"
+}
+
+@test "mt: status prints mt-st's text byte for byte for many drive states" {
+  local state
+  while read -r state; do
+    # shellcheck disable=SC2086 # $state is a list of assignments
+    (export $state && LD_PRELOAD=$FAKE_ST same_as_mt_st -f /dev/zero status) ||
+      { echo "state: $state"; return 1; }
+  done <<'EOF'
+FAKE_ST_GSTAT=0x41010000 FAKE_ST_DSREG=0x46000000
+FAKE_ST_GSTAT=0x81010000 FAKE_ST_FILENO=2 FAKE_ST_RESID=1 FAKE_ST_DSREG=0x5a000200 FAKE_ST_ERREG=3
+FAKE_ST_GSTAT=0x50000 FAKE_ST_FILENO=-1 FAKE_ST_BLKNO=-1
+FAKE_ST_GSTAT=0xd018000 FAKE_ST_FILENO=5 FAKE_ST_BLKNO=17 FAKE_ST_DSREG=0x99000000
+FAKE_ST_GSTAT=0 FAKE_ST_DSREG=0x03002800
+FAKE_ST_GSTAT=0xffffffff FAKE_ST_ERREG=0x12345
+FAKE_ST_GSTAT=0x31e00000 FAKE_ST_RESID=0x1ff
+FAKE_ST_TYPE=0x71 FAKE_ST_FILENO=3
+FAKE_ST_TYPE=0x61 FAKE_ST_DSREG=0x60000400
+FAKE_ST_TYPE=0x800123
+FAKE_ST_TYPE=0
+FAKE_ST_TYPE=0x51 FAKE_ST_RESID=7 FAKE_ST_ERREG=0x20 FAKE_ST_DSREG=0x13000400
+EOF
+}
+
+@test "mt: status of a drive at BOT reads as mt-st's captured sample" {
+  FAKE_ST_DSREG=0x46000000 fake "$MT" -f /dev/zero status >out
+  printf '%s\n' "SCSI 2 tape drive:" \
+    "File number=0, block number=0, partition=0." \
+    "Tape block size 0 bytes. Density code 0x46 (LTO-4)." \
+    "Soft error count since last status=0" \
+    "General status bits on (41010000):" \
+    " BOT ONLINE IM_REP_EN" >expected
+  cmp out expected
+  run cat calls.log
+  assert_output "open rdonly nonblock
+MTIOCGET"
+}
+
+@test "mt: status with no bits set ends with an empty line" {
+  FAKE_ST_GSTAT=0 fake "$MT" -f /dev/zero status >out
+  run sed -n '5,$p' out
+  assert_equal "${#lines[@]}" 1
+  assert_equal "$(sed -n 5p out)" "General status bits on (0):"
+  assert_equal "$(sed -n 6p out)" ""
+  assert_equal "$(wc -l <out)" 6
+}
+
+@test "mt: tell prints the block MTIOCPOS returns" {
+  FAKE_ST_POS=123456 LD_PRELOAD=$FAKE_ST table_same_as_mt_st <<'EOF'
+0 -f /dev/zero tell
+EOF
+  FAKE_ST_POS=123456 fake run "$MT" -f /dev/zero tell
+  assert_output "At block 123456."
+}
+
+@test "mt: a failed operation exits 2 and says when the drive is offline" {
+  FAKE_ST_FAIL=1:5 FAKE_ST_GSTAT=0x50000 table_same_on_fake_drive <<'EOF'
+2 -f /dev/zero fsf 2
+EOF
+  FAKE_ST_FAIL=1:5 FAKE_ST_GSTAT=0x50000 fake run --separate-stderr "$MT" -f /dev/zero fsf 2
+  assert_equal "$status" 2
+  assert_equal "$stderr" "/dev/zero: Input/output error
+mt: The device is offline (not powered on, no tape ?)."
+}
+
+@test "mt: failures with the drive online, or on commands without tests, add no hint" {
+  FAKE_ST_FAIL=op:5 table_same_on_fake_drive <<'EOF'
+2 -f /dev/zero rewind
+2 -f /dev/zero asf 2
+2 -f /dev/zero partseek 1 2
+2 -f /dev/zero setblk 512
+EOF
+  FAKE_ST_FAIL=op:5,get:5 table_same_on_fake_drive <<'EOF'
+2 -f /dev/zero rewind
+EOF
+  FAKE_ST_FAIL=get:19 table_same_on_fake_drive <<'EOF'
+2 -f /dev/zero status
+EOF
+  FAKE_ST_FAIL=pos:5 table_same_on_fake_drive <<'EOF'
+2 -f /dev/zero tell
+EOF
+}
+
+@test "mt: ENOSYS gets mt-st's perror line and nothing else" {
+  FAKE_ST_FAIL=op:38 table_same_on_fake_drive <<'EOF'
+2 -f /dev/zero fsf
+2 -f /dev/zero compression 1
+EOF
+}
+
+@test "mt: a bad count on a drive queries it for hints as mt-st does" {
+  FAKE_ST_GSTAT=0x50000 table_same_on_fake_drive <<'EOF'
+3 -f /dev/zero fsf 1x
+1 -f /dev/zero fsf -1
+3 -f /dev/zero setblk 1x
+EOF
+}
+
+@test "mt: weof on a write-protected tape says so (mt-st 1.7 tests the bit inverted)" {
+  FAKE_ST_FAIL=5:30 FAKE_ST_GSTAT=0x05010000 fake run --separate-stderr "$MT" -f /dev/zero weof
+  assert_equal "$status" 2
+  assert_equal "$stderr" "/dev/zero: Read-only file system
+mt: The tape is write-protected."
+}
+
+@test "mt: weof failing on a writable tape does not claim write protection" {
+  FAKE_ST_FAIL=27:5 fake run --separate-stderr "$MT" -f /dev/zero wset
+  assert_equal "$status" 2
+  assert_equal "$stderr" "/dev/zero: Input/output error"
+}
+
+@test "mt: stshowoptions lists the options the driver's sysfs file shows" {
+  mkdir -p sysfs/st5
+  echo 0x80004117 >sysfs/st5/options
+  FAKE_ST_SYSFS=$BATS_TEST_TMPDIR/sysfs table_same_on_fake_drive <<'EOF'
+0 -f /dev/zero stshowoptions
+EOF
+  FAKE_ST_SYSFS=$BATS_TEST_TMPDIR/sysfs fake run "$MT" -f /dev/zero stshowoptions
+  assert_output "The options set: buffer-writes async-writes read-ahead two-fms can-bsr sili cleaning"
+}
+
+@test "mt: stshowoptions exits 2 naming the sysfs file it cannot read" {
+  FAKE_ST_SYSFS=$BATS_TEST_TMPDIR/nowhere fake run --separate-stderr "$MT" -f /dev/zero stshowoptions
+  assert_equal "$status" 2
+  assert_equal "$stderr" "Can't read the sysfs file '/sys/class/scsi_tape/st5/options'."
+}
+
+# --- beyond mt-st -----------------------------------------------------------
+
+@test "mt: --json status prints one JSON object with every status bit" {
+  FAKE_ST_GSTAT=0x81010000 FAKE_ST_FILENO=2 FAKE_ST_RESID=1 FAKE_ST_DSREG=0x5a000200 \
+    FAKE_ST_ERREG=3 fake run --separate-stderr "$MT" --json -f /dev/zero status
+  assert_equal "$status" 0
+  assert_equal "$output" '{"device":"/dev/zero","drive_type":114,"file":2,"block":0,"partition":1,"block_size":512,"density_code":90,"density_name":"LTO-6","soft_errors":3,"eof":true,"bot":false,"eot":false,"sm":false,"eod":false,"wr_prot":false,"online":true,"d_6250":false,"d_1600":false,"d_800":false,"dr_open":false,"im_rep_en":true,"cln":false,"compression":null}'
+}
+
+@test "mt: --json names an unknown density null" {
+  FAKE_ST_DSREG=0x99000000 fake run "$MT" -f /dev/zero --json status
+  assert_output --partial '"density_code":153,"density_name":null,'
+}
+
+@test "mt: --json tell prints the block as JSON" {
+  FAKE_ST_POS=77 fake run "$MT" --json -f /dev/zero tell
+  assert_output '{"device":"/dev/zero","block":77}'
+}
+
+@test "mt: --json with a command other than status or tell exits 1" {
+  run --separate-stderr "$MT" --json -f /dev/null rewind
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: --json applies to status and tell only"
+}

@@ -1,0 +1,37 @@
+// mt's command line, scanned by mt-st 1.7's rules (not getopt's).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../../lib/tape/tape.hpp"
+
+namespace mt {
+
+// mt-st's exit statuses (tape-semantics.md §1.4).
+enum class Exit : int {
+  ok = 0,
+  usage = 1,   // usage errors, unknown command, bad count sign, open failure
+  device = 2,  // the device refused the operation
+  count = 3,   // count with a bad unit or too large
+};
+
+inline constexpr const char* default_device = "/dev/tape";
+
+struct Invocation {
+  bool show_version = false;
+  std::string device;
+  std::string command;
+  std::vector<std::string> args;
+  bool json = false;
+  tk::OpenOptions open_options;
+};
+
+// Scans argv as mt-st does. -h and usage errors throw tk::ExactExit carrying
+// mt-st's text and status.
+Invocation parse_command_line(int argc, char** argv);
+
+// `mt -v`.
+std::string version_text();
+
+}  // namespace mt

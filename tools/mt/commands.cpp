@@ -1,0 +1,429 @@
+// The mt command table: mt-st 1.7's commands in mt-st's order (the order is
+// the prefix-matching order and the -h list), then tapekit's own commands.
+#include "commands.hpp"
+
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <memory>
+#include <string_view>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <vector>
+
+#include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
+#include "../../lib/tape/st_tape.hpp"
+#include "../../lib/tape/tape.hpp"
+#include "status_text.hpp"
+#include "session.hpp"
+
+namespace mt {
+namespace {
+
+enum class Access { none, read, read_write };
+
+// mt-st's error_tests: after a failure, explain it from MTIOCGET.
+enum Tests : unsigned { no_tests = 0, online = 1, write_protect = 2 };
+
+constexpr int many_args = 255;
+
+// MTSETDRVBUFFER sub-commands (tape-semantics.md §2.3).
+constexpr std::uint32_t st_options_mask = 0xf0000000;
+constexpr std::uint32_t st_booleans = 0x10000000;
+constexpr std::uint32_t st_write_threshold = 0x20000000;
+constexpr std::uint32_t st_set_booleans = 0x30000000;
+constexpr std::uint32_t st_clear_booleans = 0x40000000;
+constexpr std::uint32_t st_def_blksize = 0x50000000;
+constexpr std::uint32_t st_def_options = 0x60000000;
+constexpr std::uint32_t st_def_density = 0x60100000;
+constexpr std::uint32_t st_def_compression = 0x60200000;
+constexpr std::uint32_t st_def_drvbuffer = 0x60300000;
+constexpr std::uint32_t st_timeouts = 0x70000000;
+constexpr std::uint32_t st_long_timeout = 0x70100000;
+constexpr std::uint32_t st_set_cln = 0x80000000;
+
+struct Command;
+using Handler = int (*)(Session&, const Command&, const Args&);
+
+struct Command {
+  std::string_view name;
+  tk::MtOp op;
+  Handler handler;
+  std::uint32_t count_bits;  // MTSETDRVBUFFER sub-command, or'ed into the count
+  Access access;
+  int max_args;
+  unsigned tests;
+  bool exact_only;  // tapekit's own commands are never matched by a prefix
+};
+
+struct StOption {
+  std::string_view name;
+  std::uint32_t bit;
+  std::string_view explanation;
+};
+
+// mt-st 1.7's driver option names, in its matching order.
+constexpr std::array<StOption, 16> st_option_table{{
+    {"buffer-writes", 0x1, "buffered writes"},
+    {"async-writes", 0x2, "asynchronous writes"},
+    {"read-ahead", 0x4, "read-ahead for fixed block size"},
+    {"debug", 0x8, "debugging (if compiled into driver)"},
+    {"two-fms", 0x10, "write two filemarks when file closed"},
+    {"fast-eod", 0x20, "space directly to eod (and lose file number)"},
+    {"auto-lock", 0x40, "automatically lock/unlock drive door"},
+    {"def-writes", 0x80, "the block size and density are for writes"},
+    {"can-bsr", 0x100, "drive can space backwards well"},
+    {"no-blklimits", 0x200, "drive doesn't support read block limits"},
+    {"can-partitions", 0x400, "drive can handle partitioned tapes"},
+    {"scsi2logical", 0x800, "logical block addresses used with SCSI-2"},
+    {"no-wait", 0x2000, "immediate mode for rewind, etc."},
+    {"sysv", 0x1000, "enable the SystemV semantics"},
+    {"sili", 0x4000, "enable SILI for variable block mode"},
+    {"cleaning", 0x80000000, "set the cleaning bit location and mask"},
+}};
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && text.substr(0, prefix.size()) == prefix;
+}
+
+// strtol(text, NULL, 0) stored into an int, as mt-st does (C++20 defines the
+// narrowing as modulo 2^32, which is what mt-st's compiler does).
+int c_count(const std::string& text) {
+  return static_cast<int>(std::strtol(text.c_str(), nullptr, 0));
+}
+
+// The raw mtget where the backend has one (st), else the one a SCSI-2 drive
+// would report for the backend's status.
+struct Snapshot {
+  tk::MtGet raw;
+  tk::TapeStatus status;
+};
+
+Snapshot take_snapshot(tk::Tape& tape) {
+  if (auto* st = dynamic_cast<tk::StTape*>(&tape)) {
+    tk::MtGet raw = st->raw_status();
+    return {raw, tk::status_from_mtget(raw)};
+  }
+  tk::TapeStatus s = tape.status();
+  return {tk::mtget_from_status(s), s};
+}
+
+int device_op(Session& s, tk::MtOp op, int count) {
+  if (int e = attempt([&] { s.tape->op(op, count); })) {
+    s.diagnostics += perror_text(s.inv.device, e);
+    return static_cast<int>(Exit::device);
+  }
+  return 0;
+}
+
+// The MTIOCTOP commands: strtol with base 0, then a k/M/G unit, checked and
+// narrowed exactly as mt-st does (tape-semantics.md §1.3).
+int do_standard(Session& s, const Command& c, const Args& args) {
+  int count = 1;
+  if (!args.empty()) {
+    const char* text = args[0].c_str();
+    char* end = nullptr;
+    count = static_cast<int>(std::strtol(text, &end, 0));
+    if (end != text) {
+      int multiplier = 1;
+      if (*end == 'k')
+        multiplier = 1024;
+      else if (*end == 'M')
+        multiplier = 1024 * 1024;
+      else if (*end == 'G')
+        multiplier = 1024 * 1024 * 1024;
+      else if (*end != '\0') {
+        s.diagnostics += "mt: illegal count unit.\n";
+        return static_cast<int>(Exit::count);
+      }
+      // abs() as mt-st's C library computes it: abs(INT_MIN) stays INT_MIN.
+      auto u = static_cast<std::uint32_t>(count);
+      auto magnitude = static_cast<int>(count < 0 ? 0U - u : u);
+      if (magnitude > INT_MAX / multiplier) {
+        s.diagnostics += "mt: repeat count too large.\n";
+        return static_cast<int>(Exit::count);
+      }
+      count = static_cast<int>(u * static_cast<std::uint32_t>(multiplier));
+    }
+  }
+  count = static_cast<int>(static_cast<std::uint32_t>(count) | c.count_bits);
+  if (c.op != tk::MtOp::mkpart && count < 0) {
+    s.diagnostics += "mt: negative repeat count\n";
+    return static_cast<int>(Exit::usage);
+  }
+  return device_op(s, c.op, count);
+}
+
+// MTSETDRVBUFFER with a masked number: strtol, no units, junk ignored.
+int do_drvbuffer(Session& s, const Command& c, const Args& args) {
+  auto value = static_cast<std::uint32_t>(args.empty() ? 1 : c_count(args[0]));
+  std::uint32_t selector = c.count_bits & st_options_mask;
+  if (selector == st_def_options)
+    value &= 0xfffff;
+  else if (selector == st_timeouts)
+    value &= 0x7ffffff;
+  else
+    value &= 0xfffffff;
+  return device_op(s, tk::MtOp::setdrvbuffer, static_cast<int>(value | c.count_bits));
+}
+
+// stoptions/stsetoptions/stclearoptions: one number, or option names each
+// matched by prefix (first hit, ambiguous only against later entries).
+int do_options(Session& s, const Command& c, const Args& args) {
+  std::uint32_t bits = 0;
+  if (!args.empty() && args[0][0] >= '0' && args[0][0] <= '9') {
+    bits = static_cast<std::uint32_t>(c_count(args[0])) & ~st_options_mask;
+  } else {
+    for (const auto& arg : args) {
+      std::size_t i = 0;
+      while (i < st_option_table.size() && !starts_with(st_option_table[i].name, arg)) ++i;
+      if (i == st_option_table.size()) {
+        s.diagnostics += "Illegal property name '" + arg + "'.\n";
+        s.diagnostics += "The implemented property names are:\n";
+        for (const auto& o : st_option_table)
+          s.diagnostics += format("  %9.*s -> %.*s\n", static_cast<int>(o.name.size()),
+                                  o.name.data(), static_cast<int>(o.explanation.size()),
+                                  o.explanation.data());
+        return static_cast<int>(Exit::usage);
+      }
+      bits |= st_option_table[i].bit;
+      if (arg.size() != st_option_table[i].name.size())
+        for (std::size_t j = i + 1; j < st_option_table.size(); ++j)
+          if (starts_with(st_option_table[j].name, arg)) {
+            s.diagnostics += "Property name '" + arg + "' ambiguous.\n";
+            return static_cast<int>(Exit::usage);
+          }
+    }
+  }
+  return device_op(s, tk::MtOp::setdrvbuffer, static_cast<int>(bits | c.count_bits));
+}
+
+int do_tell(Session& s, const Command&, const Args&) {
+  std::int64_t block = 0;
+  if (int e = attempt([&] { block = s.tape->tell(); })) {
+    s.diagnostics += perror_text(s.inv.device, e);
+    return static_cast<int>(Exit::device);
+  }
+  if (s.inv.json)
+    std::cout << "{\"device\":" << json_quote(s.inv.device)
+              << format(",\"block\":%lld}\n", static_cast<long long>(block));
+  else
+    std::cout << format("At block %lld.\n", static_cast<long long>(block));
+  return 0;
+}
+
+int do_status(Session& s, const Command&, const Args&) {
+  Snapshot snap;
+  if (int e = attempt([&] { snap = take_snapshot(*s.tape); })) {
+    s.diagnostics += perror_text(s.inv.device, e);
+    return static_cast<int>(Exit::device);
+  }
+  std::cout << (s.inv.json ? status_json(s.inv.device, snap.raw, snap.status)
+                           : status_text(snap.raw));
+  return 0;
+}
+
+int do_densities(Session&, const Command&, const Args&) {
+  std::cout << densities_text();
+  return 0;
+}
+
+int do_partseek(Session& s, const Command&, const Args& args) {
+  if (int r = device_op(s, tk::MtOp::setpart, args.empty() ? 0 : c_count(args[0]))) return r;
+  return device_op(s, tk::MtOp::seek, args.size() > 1 ? c_count(args[1]) : 0);
+}
+
+int do_asf(Session& s, const Command&, const Args& args) {
+  if (int r = device_op(s, tk::MtOp::rewind, 1)) return r;
+  int files = args.empty() ? 0 : c_count(args[0]);
+  return files > 0 ? device_op(s, tk::MtOp::fsf, files) : 0;
+}
+
+// The st driver's minor-number layout (drivers/scsi/st.h): 2 mode bits.
+std::string sysfs_options_path(dev_t rdev) {
+  static constexpr std::array<const char*, 16> suffixes{
+      "", "r", "k", "s", "l", "t", "o", "u", "m", "v", "p", "x", "a", "y", "q", "z"};
+  unsigned minor_number = ::minor(rdev);
+  unsigned tape = ((minor_number & ~255U) >> 3) | (minor_number & 31U);
+  unsigned mode = ((minor_number & 0x60U) >> 5) << 2;
+  return format("/sys/class/scsi_tape/st%u%s/options", tape, suffixes[mode & 15U]);
+}
+
+int do_show_options(Session& s, const Command&, const Args&) {
+  struct stat st {};
+  int fd = s.tape->poll_fd();
+  if (fd < 0 || ::fstat(fd, &st) == -1 || (st.st_mode & S_IFCHR) == 0) {
+    // mt-st tests the S_IFCHR bit alone; remote and image tapes have no node.
+    s.diagnostics += "mt: not a character device.\n";
+    return static_cast<int>(Exit::usage);
+  }
+  std::string path = sysfs_options_path(st.st_rdev);
+  std::array<char, 21> buf{};
+  int failed = attempt([&] {
+    tk::Fd options = tk::open_file(path, O_RDONLY);
+    tk::read_record(options.get(), std::as_writable_bytes(std::span(buf.data(), 20)), path);
+  });
+  if (failed) {
+    s.diagnostics += "Can't read the sysfs file '" + path + "'.\n";
+    return static_cast<int>(Exit::device);
+  }
+  auto options = static_cast<std::uint32_t>(std::strtol(buf.data(), nullptr, 0));
+  std::string out = "The options set:";
+  for (const auto& o : st_option_table)
+    if (options & o.bit) out += " " + std::string(o.name);
+  std::cout << out << "\n";
+  return 0;
+}
+
+template <int (*Fn)(Session&, const Args&)>
+int vt_handler(Session& s, const Command&, const Args& args) {
+  return Fn(s, args);
+}
+
+constexpr std::array commands{
+    Command{"weof", tk::MtOp::weof, do_standard, 0, Access::read_write, 1, online | write_protect, false},
+    Command{"wset", tk::MtOp::wsm, do_standard, 0, Access::read_write, 1, online | write_protect, false},
+    Command{"eof", tk::MtOp::weof, do_standard, 0, Access::read_write, 1, online, false},
+    Command{"fsf", tk::MtOp::fsf, do_standard, 0, Access::read, 1, online, false},
+    Command{"fsfm", tk::MtOp::fsfm, do_standard, 0, Access::read, 1, online, false},
+    Command{"bsf", tk::MtOp::bsf, do_standard, 0, Access::read, 1, online, false},
+    Command{"bsfm", tk::MtOp::bsfm, do_standard, 0, Access::read, 1, online, false},
+    Command{"fsr", tk::MtOp::fsr, do_standard, 0, Access::read, 1, online, false},
+    Command{"bsr", tk::MtOp::bsr, do_standard, 0, Access::read, 1, online, false},
+    Command{"fss", tk::MtOp::fss, do_standard, 0, Access::read, 1, online, false},
+    Command{"bss", tk::MtOp::bss, do_standard, 0, Access::read, 1, online, false},
+    Command{"rewind", tk::MtOp::rewind, do_standard, 0, Access::read, 0, online, false},
+    Command{"offline", tk::MtOp::offline, do_standard, 0, Access::read, 0, online, false},
+    Command{"rewoffl", tk::MtOp::offline, do_standard, 0, Access::read, 0, online, false},
+    Command{"eject", tk::MtOp::offline, do_standard, 0, Access::read, 0, online, false},
+    Command{"retension", tk::MtOp::retension, do_standard, 0, Access::read, 0, online, false},
+    Command{"eod", tk::MtOp::eom, do_standard, 0, Access::read, 0, online, false},
+    Command{"seod", tk::MtOp::eom, do_standard, 0, Access::read, 0, online, false},
+    Command{"seek", tk::MtOp::seek, do_standard, 0, Access::read, 1, online, false},
+    Command{"tell", tk::MtOp::tell, do_tell, 0, Access::read, 0, online, false},
+    Command{"status", tk::MtOp::nop, do_status, 0, Access::read, 0, no_tests, false},
+    Command{"erase", tk::MtOp::erase, do_standard, 0, Access::read_write, 1, online, false},
+    Command{"setblk", tk::MtOp::setblk, do_standard, 0, Access::read, 1, no_tests, false},
+    Command{"lock", tk::MtOp::lock, do_standard, 0, Access::read, 0, online, false},
+    Command{"unlock", tk::MtOp::unlock, do_standard, 0, Access::read, 0, online, false},
+    Command{"load", tk::MtOp::load, do_standard, 0, Access::read, 1, no_tests, false},
+    Command{"compression", tk::MtOp::compression, do_standard, 0, Access::read, 1, no_tests, false},
+    Command{"setdensity", tk::MtOp::setdensity, do_standard, 0, Access::read, 1, no_tests, false},
+    Command{"drvbuffer", tk::MtOp::setdrvbuffer, do_drvbuffer, 0, Access::read, 1, no_tests, false},
+    Command{"stwrthreshold", tk::MtOp::setdrvbuffer, do_drvbuffer, st_write_threshold, Access::read, 1, no_tests, false},
+    Command{"stoptions", tk::MtOp::setdrvbuffer, do_options, st_booleans, Access::read, many_args, no_tests, false},
+    Command{"stsetoptions", tk::MtOp::setdrvbuffer, do_options, st_set_booleans, Access::read, many_args, no_tests, false},
+    Command{"stclearoptions", tk::MtOp::setdrvbuffer, do_options, st_clear_booleans, Access::read, many_args, no_tests, false},
+    Command{"defblksize", tk::MtOp::setdrvbuffer, do_drvbuffer, st_def_blksize, Access::read, 1, no_tests, false},
+    Command{"defdensity", tk::MtOp::setdrvbuffer, do_drvbuffer, st_def_density, Access::read, 1, no_tests, false},
+    Command{"defdrvbuffer", tk::MtOp::setdrvbuffer, do_drvbuffer, st_def_drvbuffer, Access::read, 1, no_tests, false},
+    Command{"defcompression", tk::MtOp::setdrvbuffer, do_drvbuffer, st_def_compression, Access::read, 1, no_tests, false},
+    Command{"stsetcln", tk::MtOp::setdrvbuffer, do_drvbuffer, st_set_cln, Access::read, 1, no_tests, false},
+    Command{"sttimeout", tk::MtOp::setdrvbuffer, do_drvbuffer, st_timeouts, Access::read, 1, no_tests, false},
+    Command{"stlongtimeout", tk::MtOp::setdrvbuffer, do_drvbuffer, st_long_timeout, Access::read, 1, no_tests, false},
+    Command{"densities", tk::MtOp::nop, do_densities, 0, Access::none, 0, no_tests, false},
+    Command{"setpartition", tk::MtOp::setpart, do_standard, 0, Access::read, 1, online, false},
+    Command{"mkpartition", tk::MtOp::mkpart, do_standard, 0, Access::read_write, 1, online, false},
+    Command{"partseek", tk::MtOp::seek, do_partseek, 0, Access::read, 2, online, false},
+    Command{"asf", tk::MtOp::fsf, do_asf, 0, Access::read, 1, online, false},
+    Command{"stshowoptions", tk::MtOp::nop, do_show_options, 0, Access::read, 1, no_tests, false},
+    Command{"vt-create", tk::MtOp::nop, vt_handler<vt_create>, 0, Access::none, 1, no_tests, true},
+    Command{"vt-protect", tk::MtOp::nop, vt_handler<vt_protect>, 0, Access::none, 1, no_tests, true},
+    Command{"verify", tk::MtOp::nop, vt_handler<verify_image>, 0, Access::none, 0, no_tests, true},
+};
+
+// mt-st's lookup: the first entry the word is a prefix of; if the word is not
+// that whole name and any later entry also starts with it, it is ambiguous.
+const Command& find_command(const std::string& word) {
+  for (const auto& c : commands)
+    if (c.exact_only && c.name == word) return c;
+  const Command* hit = nullptr;
+  for (const auto& c : commands) {
+    if (c.exact_only || !starts_with(c.name, word)) continue;
+    if (hit == nullptr) {
+      hit = &c;
+      if (word.size() == c.name.size()) break;
+    } else {
+      throw tk::ExactExit(static_cast<int>(Exit::usage),
+                          "mt: ambiguous command \"" + word + "\"\n" + usage_text(true));
+    }
+  }
+  if (hit == nullptr)
+    throw tk::ExactExit(static_cast<int>(Exit::usage),
+                        "mt: unknown command \"" + word + "\"\n" + usage_text(true));
+  return *hit;
+}
+
+// mt-st's test_error(): explain a failure from the drive's status (SCSI
+// drives only). 1.7 printed the write-protect hint when the bit was clear.
+void explain_failure(Session& s, const Command& c) {
+  Snapshot snap;
+  if (attempt([&] { snap = take_snapshot(*s.tape); })) return;
+  if (snap.raw.type != 0x71 && snap.raw.type != 0x72) return;
+  auto gstat = static_cast<unsigned long>(snap.raw.gstat);
+  if ((c.tests & online) && !(gstat & tk::gmt::online))
+    s.diagnostics += "mt: The device is offline (not powered on, no tape ?).\n";
+  if ((c.tests & write_protect) && (gstat & tk::gmt::wr_prot))
+    s.diagnostics += "mt: The tape is write-protected.\n";
+}
+
+}  // namespace
+
+std::string usage_text(bool explain) {
+  std::string out = "usage: mt [-v] [--version] [-h] [ -f device ] command [ count ]\n";
+  out += std::string("default tape device: ") + default_device + "\n";
+  if (!explain) return out;
+  std::vector<std::string_view> names;
+  for (const auto& c : commands)
+    if (!c.exact_only) names.push_back(c.name);
+  std::string line = "commands: ";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    line += names[i];
+    bool last = i + 1 == names.size();
+    line += last ? "." : ", ";
+    if (line.size() >= 70 || last) {
+      out += line + "\n";
+      line = "          ";
+    }
+  }
+  return out;
+}
+
+int run_command(const Invocation& inv) {
+  const Command& c = find_command(inv.command);
+  if (c.max_args != many_args && c.max_args < static_cast<int>(inv.args.size()))
+    throw tk::ExactExit(static_cast<int>(Exit::usage),
+                        "mt: too many arguments for the command '" + std::string(c.name) + "'.\n");
+  if (inv.json && c.handler != do_status && c.handler != do_tell)
+    throw tk::ExactExit(static_cast<int>(Exit::usage), "mt: --json applies to status and tell only\n");
+
+  Session s{inv, nullptr, {}};
+  if (c.access != Access::none) {
+    int flags = c.access == Access::read ? O_RDONLY : O_RDWR;
+    if ((c.tests & online) == 0) flags |= O_NONBLOCK;
+    if (int e = attempt([&] { s.tape = tk::open_tape(inv.device, flags, inv.open_options); }))
+      throw tk::ExactExit(static_cast<int>(Exit::usage), perror_text(inv.device, e));
+  }
+
+  int status = c.handler(s, c, inv.args);
+  // mt-st also has a "Command not supported by this kernel." hint for ENOSYS,
+  // but its perror() has replaced errno by then, so 1.7 never prints it.
+  if (status != 0 && c.tests != no_tests) explain_failure(s, c);
+  if (s.tape) {
+    int e = attempt([&] { s.tape->close(); });
+    if (e && status == 0) {
+      s.diagnostics += perror_text(inv.device, e);
+      status = static_cast<int>(Exit::device);
+    }
+  }
+  if (status != 0) throw tk::ExactExit(status, s.diagnostics);
+  return status;
+}
+
+}  // namespace mt

@@ -1,0 +1,34 @@
+// mt: magnetic tape control, a drop-in for mt-st 1.7 (Debian's default mt).
+//
+// Reference: tape-semantics.md §1-§3 (mt-st's command line, command table,
+// count parsers, exit statuses, messages and status formats, all captured
+// from mt-st 1.7). Messages that scripts may read are mt-st's words, with its
+// hard-coded "mt:" prefix and perror(device) lines.
+//
+// Deviations from mt-st 1.7:
+//  - after a failed weof/wset, "The tape is write-protected." is printed only
+//    when the tape is write-protected (1.7 tests the bit the wrong way round);
+//  - names [user@]host:path reach a remote drive through rmt, with
+//    --rsh-command and --rmt-command (words mt-st rejects as usage errors);
+//  - --json status prints one JSON object;
+//  - virtual tapes (*.tap): vt-create, vt-protect and verify, which match only
+//    when typed in full, so every abbreviation mt-st accepts means the same.
+#include "../../lib/main.hpp"
+#include "cmdline.hpp"
+#include "commands.hpp"
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  tk::ExitPolicy policy;
+  policy.usage = static_cast<int>(mt::Exit::usage);
+  policy.failure = static_cast<int>(mt::Exit::device);
+  return tk::run_main("mt", policy, [&] {
+    mt::Invocation inv = mt::parse_command_line(argc, argv);
+    if (inv.show_version) {
+      std::cout << mt::version_text();
+      return static_cast<int>(mt::Exit::ok);
+    }
+    return mt::run_command(inv);
+  });
+}

@@ -1,0 +1,48 @@
+// What one mt command runs with, and the helpers its handlers share.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../lib/error.hpp"
+#include "../../lib/tape/tape.hpp"
+#include "cmdline.hpp"
+
+namespace mt {
+
+using Args = std::vector<std::string>;
+
+struct Session {
+  const Invocation& inv;
+  std::unique_ptr<tk::Tape> tape;  // null for commands that open nothing
+  std::string diagnostics;         // stderr text, shown when the command fails
+};
+
+// perror(device)'s line (perror omits the prefix for an empty name).
+inline std::string perror_text(const std::string& device, int errnum) {
+  return (device.empty() ? "" : device + ": ") + std::strerror(errnum) + "\n";
+}
+
+// Runs one device call and returns 0, or the errno it failed with. mt-st
+// reports device failures as perror(device) lines whose exit status and
+// follow-up hints depend on the step that failed, so the handlers need the
+// errno back rather than an exception; this is the one place mt does so.
+template <class Fn>
+int attempt(Fn&& fn) {
+  try {
+    fn();
+    return 0;
+  } catch (const tk::Error& e) {
+    return e.errnum();
+  }
+}
+
+// tapekit's virtual-tape commands (design.md decision 8); each returns the
+// exit status and leaves its message in s.diagnostics.
+int vt_create(Session& s, const Args& args);
+int vt_protect(Session& s, const Args& args);
+int verify_image(Session& s, const Args& args);
+
+}  // namespace mt

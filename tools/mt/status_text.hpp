@@ -1,0 +1,31 @@
+// Density code names, status text and JSON: mt-st 1.7's output formats.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "../../lib/tape/st_tape.hpp"
+#include "../../lib/tape/tape.hpp"
+
+namespace mt {
+
+// mt-st 1.7's name for a SCSI density code, or nullopt ("no translation").
+std::optional<std::string_view> density_name(unsigned code);
+
+// `mt densities`: mt-st 1.7's two-column table.
+std::string densities_text();
+
+// `mt status`: mt-st's text for this mtget, byte for byte.
+std::string status_text(const tk::MtGet& g);
+
+// `mt --json status`: one JSON object and a newline.
+std::string status_json(const std::string& device, const tk::MtGet& g, const tk::TapeStatus& s);
+
+// A JSON string literal for text.
+std::string json_quote(std::string_view text);
+
+// printf into a std::string.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace mt

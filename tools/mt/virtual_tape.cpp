@@ -1,0 +1,69 @@
+// mt's virtual-tape commands: vt-create, vt-protect and verify on *.tap images.
+#include <iostream>
+#include <string_view>
+
+#include "../../lib/size.hpp"
+#include "../../lib/tape/simh_tape.hpp"
+#include "session.hpp"
+
+namespace mt {
+namespace {
+
+bool is_virtual_tape_name(const std::string& name) {
+  constexpr std::string_view suffix = ".tap";
+  return !tk::is_remote_name(name) && name.size() > suffix.size() &&
+         std::string_view(name).substr(name.size() - suffix.size()) == suffix;
+}
+
+int refuse_non_image(Session& s, std::string_view command) {
+  s.diagnostics += "mt: " + std::string(command) + ": " + s.inv.device +
+                   " is not a virtual tape (a *.tap image)\n";
+  return static_cast<int>(Exit::usage);
+}
+
+}  // namespace
+
+int vt_create(Session& s, const Args& args) {
+  if (!is_virtual_tape_name(s.inv.device)) return refuse_non_image(s, "vt-create");
+  if (args.empty()) {
+    s.diagnostics += "mt: vt-create needs a capacity (0 = unlimited)\n";
+    return static_cast<int>(Exit::usage);
+  }
+  std::uint64_t capacity = tk::parse_size(args[0], "capacity");
+  if (int e = attempt([&] { tk::create_virtual_tape(s.inv.device, capacity); })) {
+    s.diagnostics += perror_text(s.inv.device, e);
+    return static_cast<int>(Exit::device);
+  }
+  return 0;
+}
+
+int vt_protect(Session& s, const Args& args) {
+  if (!is_virtual_tape_name(s.inv.device)) return refuse_non_image(s, "vt-protect");
+  if (args.size() != 1 || (args[0] != "1" && args[0] != "0")) {
+    s.diagnostics += "mt: vt-protect takes 1 (protect) or 0 (allow writing)\n";
+    return static_cast<int>(Exit::usage);
+  }
+  if (int e = attempt([&] { tk::set_virtual_tape_protect(s.inv.device, args[0] == "1"); })) {
+    s.diagnostics += perror_text(s.inv.device, e);
+    return static_cast<int>(Exit::device);
+  }
+  return 0;
+}
+
+int verify_image(Session& s, const Args&) {
+  if (!is_virtual_tape_name(s.inv.device)) return refuse_non_image(s, "verify");
+  std::optional<tk::SimhDefect> defect;
+  if (int e = attempt([&] { defect = tk::validate_simh_image(s.inv.device); })) {
+    s.diagnostics += perror_text(s.inv.device, e);
+    return static_cast<int>(Exit::usage);
+  }
+  if (defect) {
+    s.diagnostics += s.inv.device + ": damaged at byte offset " + std::to_string(defect->offset) +
+                     ": " + defect->what + "\n";
+    return static_cast<int>(Exit::device);
+  }
+  std::cout << s.inv.device << ": no structural errors\n";
+  return 0;
+}
+
+}  // namespace mt

@@ -1,0 +1,362 @@
+#!/usr/bin/env bats
+# Shows that rmt answers every request of rmt-protocol.md §13 as real clients
+# expect, keeps its access policy (§12.6), and survives hostile input piped
+# straight into it: no crash, no desync, bounded memory, correct replies.
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+setup() {
+  cd "$BATS_TEST_TMPDIR" || return 1
+  printf '01234567890123456789' >data
+}
+
+# Pipes the bytes $1 into rmt (extra options follow); replies go to out,
+# the exit status to $status.
+serve() {
+  local input=$1
+  shift
+  printf '%s' "$input" >in.bin
+  serve_file "$@"
+}
+
+# Runs rmt on in.bin (options as arguments): replies in out, stderr in err.
+serve_file() {
+  status=0
+  "$RMT" --log none "$@" <in.bin >out 2>err || status=$?
+}
+
+# Fails unless out holds exactly the bytes $1; shows both on a mismatch.
+assert_out() {
+  printf '%s' "$1" >expected
+  if ! cmp -s expected out; then
+    echo "expected:" && od -c expected | head -20
+    echo "got:" && od -c out | head -20
+    return 1
+  fi
+}
+
+@test "rmt: O with numeric flags opens, R reads short and answers A0 at end of file" {
+  serve $'Odata\n0\nR15\nR15\nR15\n'
+  assert_equal "$status" 0
+  assert_out $'A0\nA15\n012345678901234A5\n56789A0\n'
+}
+
+@test "rmt: the symbolic part of O flags wins over the number" {
+  serve $'Odata\n1 O_RDONLY\nW3\nabcR4\n'
+  assert_out $'A0\nE9\nBad file descriptor\nA4\n0123'
+  assert_equal "$(cat data)" 01234567890123456789
+}
+
+@test "rmt: symbolic O flags without a number and without O_ create the file" {
+  serve $'Onew\nWRONLY|CREAT\nW3\nabc'
+  assert_out $'A0\nA3\n'
+  assert_equal "$(cat new)" abc
+}
+
+@test "rmt: numeric-only O flags keep only the access mode" {
+  serve $'Onew\n577\n'
+  assert_out $'E2\nNo such file or directory\n'
+  assert_file_not_exists new
+}
+
+@test "rmt: GNU numeric plus symbolic flags create and truncate" {
+  serve $'Odata\n577 O_WRONLY|O_CREAT|O_TRUNC\nW2\nxy'
+  assert_out $'A0\nA2\n'
+  assert_equal "$(cat data)" xy
+}
+
+@test "rmt: invalid open flags get E22 and the session goes on" {
+  serve $'Odata\nO_WRONLY|O_BOGUS\nOdata\n0 junk\nOdata\n|O_RDONLY\nOdata\n0\nR2\n'
+  assert_equal "$status" 0
+  assert_out $'E22\nInvalid open mode\nE22\nInvalid open mode\nE22\nInvalid open mode\nA0\nA2\n01'
+}
+
+@test "rmt: the server stays alive after C and serves a reopen on the same connection" {
+  serve $'Odata\n0\nC\nOdata\n0\nR3\nC\n'
+  assert_equal "$status" 0
+  assert_out $'A0\nA0\nA0\nA3\n012A0\n'
+}
+
+@test "rmt: S is one byte and is answered before any newline arrives" {
+  coproc SERVER { exec "$RMT" --log none; }
+  printf 'Odata\n0\nS' >&"${SERVER[1]}"
+  read -r -t 20 l1 <&"${SERVER[0]}"
+  read -r -t 20 l2 <&"${SERVER[0]}"
+  exec {SERVER[1]}>&-
+  wait "$SERVER_PID"
+  assert_equal "$l1" A0
+  assert_equal "$l2" E25
+}
+
+@test "rmt: a stray newline after S is skipped, not taken for a command" {
+  serve $'Odata\n0\nS\nR3\n'
+  assert_equal "$status" 0
+  assert_out $'A0\nE25\nInappropriate ioctl for device\nA3\n012'
+}
+
+@test "rmt: L takes offset-first and whence-first requests (§6.4)" {
+  # Each pair: request, expected reply on the 20-byte file.
+  local cases=(
+    $'L0\n0\n' A0 $'L5\n0\n' A5 $'L0\n5\n' A5 $'L0\n2\n' A20 $'L2\n0\n' A20
+    $'L-5\n2\n' A15 $'L2\n-5\n' A15 $'LSEEK_END\n0\n' A20 $'L0\nEND\n' A20
+    $'L3\n1\n' A3 $'L1\n3\n' A1
+  )
+  local i
+  for ((i = 0; i < ${#cases[@]}; i += 2)); do
+    serve $'Odata\n0\n'"${cases[i]}"
+    assert_out "A0"$'\n'"${cases[i + 1]}"$'\n'
+  done
+}
+
+@test "rmt: L with a bad offset gets E22 after both lines are read" {
+  serve $'Odata\n0\nL0\nabc\nLabc\n0\nR2\n'
+  assert_equal "$status" 0
+  assert_out $'A0\nE22\nInvalid seek argument\nE22\nInvalid seek argument\nA2\n01'
+}
+
+@test "rmt: I-1 is answered exactly A1" {
+  serve $'Odata\n0\nI-1\n0\nR1\n'
+  assert_out $'A0\nA1\nA1\n0'
+}
+
+@test "rmt: I with a raw Linux op on a plain file fails with ENOTTY and the session goes on" {
+  serve $'Odata\n0\nI6\n1\nR1\n'
+  assert_out $'A0\nE25\nInappropriate ioctl for device\nA1\n0'
+}
+
+@test "rmt: I with an unknown or out-of-range op gets E22" {
+  serve $'Odata\n0\nI17\n1\nI99999999999\n1\nIabc\n1\nI6\nabc\nR1\n'
+  assert_out $'A0\nE22\nInvalid operation code\nE22\nInvalid operation code\nE22\nInvalid operation code\nE22\nInvalid byte count\nA1\n0'
+}
+
+@test "rmt: i takes the extended ops 2..4 and refuses the others" {
+  serve $'Odata\n0\ni4\n1\ni0\n1\n'
+  assert_out $'A0\nE25\nInappropriate ioctl for device\nE22\nInvalid operation code\n'
+}
+
+@test "rmt: v answers A1 and V answers A2" {
+  serve $'v\nV1\n'
+  assert_out $'A1\nA2\n'
+}
+
+@test "rmt: W answers the exact count and writes one record" {
+  serve $'Onew\n1 O_WRONLY|O_CREAT\nW5\nhelloW0\n'
+  assert_out $'A0\nA5\nA0\n'
+  assert_equal "$(cat new)" hello
+}
+
+@test "rmt: records of 1 MiB go through W and R unchanged" {
+  random_mib 1 7 >rec
+  { printf 'Obig\n66 O_RDWR|O_CREAT\nW1048576\n'; cat rec; printf 'L0\n0\nR1048576\n'; } >in.bin
+  serve_file
+  assert_equal "$status" 0
+  cmp rec big
+  tail -c 1048576 out | cmp - rec
+  assert_equal "$(head -c 17 out)" $'A0\nA1048576\nA0\nA1'
+}
+
+@test "rmt: requests before any O get E9 and the W payload is consumed" {
+  serve $'R10\nW3\nabcL0\n0\nI6\n1\nS\nsT\nC\nOdata\n0\nR1\n'
+  assert_equal "$status" 0
+  assert_out $'E9\nBad file descriptor\nE9\nBad file descriptor\nE9\nBad file descriptor\nE9\nBad file descriptor\nE9\nBad file descriptor\nE9\nBad file descriptor\nE9\nBad file descriptor\nA0\nA1\n0'
+}
+
+@test "rmt: an unknown command letter gets E22 and ends the session with status 2" {
+  local letter
+  for letter in X o $'\r' ' ' $'\001'; do
+    serve "Odata"$'\n0\n'"$letter"$'\nR1\n'
+    assert_equal "$status" 2
+    assert_out $'A0\nE22\nGarbage command\n'
+  done
+}
+
+@test "rmt: end of input inside any request ends the session quietly with status 2" {
+  local partial
+  for partial in O Odata $'Odata\n' R R5 W $'W5\nab' $'L0\n' L I $'I6\n' $'i4\n' s C v; do
+    serve $'Odata\n0\n'"$partial"
+    assert_equal "$status" 2
+    assert_out $'A0\n'
+  done
+}
+
+@test "rmt: end of input between requests ends the session with status 0" {
+  serve $'Odata\n0\n'
+  assert_equal "$status" 0
+  assert_out $'A0\n'
+}
+
+@test "rmt: negative and non-numeric R counts get E22" {
+  serve $'Odata\n0\nR-1\nRabc\nR5 \nR0x5\nR+5\n'
+  assert_equal "$status" 0
+  assert_out $'A0\nE22\nInvalid byte count\nE22\nInvalid byte count\nE22\nInvalid byte count\nE22\nInvalid byte count\nA5\n01234'
+}
+
+@test "rmt: a W count that is negative or not a number gets E22 and ends the session" {
+  local count
+  for count in -1 abc 99999999999999999999; do
+    serve $'Odata\n2\nW'"$count"$'\nabc'
+    assert_equal "$status" 2
+    assert_out $'A0\nE22\nInvalid byte count\n'
+  done
+  assert_equal "$(cat data)" 01234567890123456789
+}
+
+@test "rmt: a huge R count is served from a bounded buffer" {
+  # The address-space limit would kill a server that allocates the count;
+  # sanitizers reserve terabytes of shadow memory, so they skip the limit.
+  local limit=
+  [ -n "${TK_SANITIZED:-}" ] || limit="ulimit -v 200000;"
+  run bash -c "$limit"' printf "Odata\n0\nR99999999999999\nR2147483648\n" | "$0" --log none >out' "$RMT"
+  assert_equal "$status" 0
+  assert_out $'A0\nA20\n01234567890123456789A0\n'
+}
+
+@test "rmt: a W record above --max-record is drained and refused, then the session goes on" {
+  { printf 'Onew\n1 O_WRONLY|O_CREAT\nW2097152\n'; head -c 2097152 /dev/zero; printf 'W2\nok'; } >in.bin
+  serve_file --max-record 1m
+  assert_equal "$status" 0
+  assert_out $'A0\nE22\nRecord larger than the server\'s limit\nA2\n'
+  assert_equal "$(cat new)" ok
+}
+
+@test "rmt: W announcing more than it sends writes nothing and ends with status 2" {
+  serve $'Onew\n1 O_WRONLY|O_CREAT\nW10\nabc'
+  assert_equal "$status" 2
+  assert_out $'A0\n'
+  assert_equal "$(stat -c %s new)" 0
+}
+
+@test "rmt: a 10 KB device name gets E36 and the flags line is not taken for a command" {
+  local name
+  name=$(head -c 10240 /dev/zero | tr '\0' a)
+  serve "O$name"$'\n0\nOdata\n0\nR1\n'
+  assert_equal "$status" 0
+  assert_out $'E36\nFile name too long\nA0\nA1\n0'
+}
+
+@test "rmt: an endless line ends the session instead of growing memory" {
+  run bash -c 'head -c 3000000 /dev/zero | tr "\0" a | sed "s/^/O/" | "$0" --log none >out' "$RMT"
+  assert_equal "$status" 2
+  assert_equal "$(stat -c %s out)" 0
+}
+
+@test "rmt: NUL and control characters in a device name are refused" {
+  serve $'Oda\001ta\n0\n'
+  assert_out $'E13\nPermission denied\n'
+  printf 'Oda\0ta\n0\n' >in.bin
+  serve_file
+  assert_out $'E13\nPermission denied\n'
+}
+
+@test "rmt: \"..\" in a device name is refused under --allow" {
+  mkdir -p tapes
+  serve "O$PWD/tapes/../data"$'\n0\n' --allow "$PWD/tapes"
+  assert_out $'E13\nPermission denied\n'
+}
+
+@test "rmt: a symlink out of the allowed tree is refused" {
+  mkdir -p tapes
+  ln -s "$PWD/data" tapes/escape
+  serve "O$PWD/tapes/escape"$'\n0\n' --allow "$PWD/tapes"
+  assert_out $'E13\nPermission denied\n'
+}
+
+@test "rmt: a path outside every --allow entry is refused and the session goes on" {
+  mkdir -p tapes
+  cp data tapes/t1
+  serve "O$PWD/data"$'\n0\n'"O$PWD/tapes/t1"$'\n0\nR2\n' --allow "$PWD/tapes/" --allow /dev/nst*
+  assert_equal "$status" 0
+  assert_out $'E13\nPermission denied\nA0\nA2\n01'
+}
+
+@test "rmt: a glob --allow entry admits matching names only" {
+  cp data t1.img
+  cp data t1.other
+  serve "O$PWD/t1.img"$'\n0\n'"O$PWD/t1.other"$'\n0\n' --allow "$PWD/*.img"
+  assert_out $'A0\nE13\nPermission denied\n'
+}
+
+@test "rmt: --read-only refuses opens for writing with EROFS and serves reads" {
+  serve $'Odata\n2 O_RDWR\nOnew\n65 O_WRONLY|O_CREAT\nOdata\n0\nR2\n' --read-only
+  assert_out $'E30\nRead-only file system\nE30\nRead-only file system\nA0\nA2\n01'
+  assert_file_not_exists new
+}
+
+@test "rmt: --write-once creates new files and refuses to overwrite existing ones" {
+  serve $'Onew\n577 O_WRONLY|O_CREAT|O_TRUNC\nW2\nokC\nOnew\n577 O_WRONLY|O_CREAT|O_TRUNC\nOnew\n0\nR2\n' --write-once
+  assert_out $'A0\nA2\nA0\nE17\nFile exists\nA0\nA2\nok'
+}
+
+@test "rmt: new files are created 0600 unless --create-mode says otherwise" {
+  serve $'Onew\n65 O_WRONLY|O_CREAT\n'
+  assert_equal "$(stat -c %a new)" 600
+  serve $'Onew2\n65 O_WRONLY|O_CREAT\n' --create-mode 0640
+  assert_equal "$(stat -c %a new2)" 640
+}
+
+@test "rmt: a restricted server refuses ioctls off its allow-list with EPERM" {
+  serve "O$PWD/data"$'\n0\nI13\n1\nI6\n1\n' --allow "$PWD"
+  assert_out $'A0\nE1\nOperation not permitted by the server\nE25\nInappropriate ioctl for device\n'
+  serve "O$PWD/data"$'\n0\nI13\n1\n' --allow "$PWD" --allow-ioctl erase
+  assert_out $'A0\nE25\nInappropriate ioctl for device\n'
+}
+
+@test "rmt: a bare argument is ignored, never opened as a debug file" {
+  serve $'v\n' debug.out
+  assert_equal "$status" 0
+  assert_out $'A1\n'
+  assert_file_not_exists debug.out
+}
+
+@test "rmt: -c COMMAND is accepted as from a login shell" {
+  serve $'v\n' -c /etc/rmt
+  assert_equal "$status" 0
+  assert_out $'A1\n'
+}
+
+@test "rmt: an unknown option exits 1 with the usage" {
+  run --separate-stderr "$RMT" --bogus
+  assert_equal "$status" 1
+  assert_equal "${stderr_lines[0]}" "rmt: unknown or incomplete option '--bogus'"
+  assert_equal "${stderr_lines[1]}" "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--create-mode mode]"
+}
+
+@test "rmt: names that look remote or like stdin are local files" {
+  printf 'dash' >-
+  printf 'colon' >a:b
+  serve $'O-\n0\nR4\nOa:b\n0\nR5\n'
+  assert_out $'A0\nA4\ndashA0\nA5\ncolon'
+}
+
+@test "rmt: each session writes one log line with peer, path, flags and bytes" {
+  printf 'Odata\n0\nR5\nOnew\n65 O_WRONLY|O_CREAT\nW3\nabcC\n' >in.bin
+  SSH_ORIGINAL_COMMAND=/etc/rmt "$RMT" --log rmt.log <in.bin >out
+  assert_equal "$(wc -l <rmt.log)" 1
+  run cat rmt.log
+  assert_output --partial 'session peer=pipe'
+  assert_output --partial 'command="/etc/rmt"'
+  assert_output --partial 'open=["data" 0 O_RDONLY|O_NOCTTY; "new" 1 O_WRONLY|O_CREAT|O_NOCTTY]'
+  assert_output --partial 'in=3 out=5'
+}
+
+@test "rmt: --debug-log records requests and replies only when asked" {
+  serve $'Odata\n0\nR2\n' --debug-log dbg
+  run cat dbg
+  assert_line --index 0 'O "data" "0"'
+  assert_line --index 1 'A0'
+  assert_line --index 2 'R "2"'
+}
+
+@test "rmt: a silent client is dropped after --idle-timeout with status 3" {
+  run bash -c '{ printf "Odata\n0\n"; sleep 5; } | "$0" --log none --idle-timeout 1 >out' "$RMT"
+  assert_equal "$status" 3
+  assert_out $'A0\n'
+}
+
+@test "rmt: a W payload that stops arriving is dropped after --payload-timeout" {
+  run bash -c '{ printf "Onew\n65 O_WRONLY|O_CREAT\nW10\nabc"; sleep 5; } | "$0" --log none --payload-timeout 1 >out' "$RMT"
+  assert_equal "$status" 3
+  assert_out $'A0\n'
+  assert_equal "$(stat -c %s new)" 0
+}

@@ -323,3 +323,11 @@ check_size() {
   assert_failure 1
   assert_equal "$stderr" "reblock: read dir: Is a directory"
 }
+
+@test "reblock: a read error in mid-stream exits 1 after writing every byte read before it" {
+  random_bytes 10000 20 >in.bin
+  run --separate-stderr reblock-reset-input "$REBLOCK" -s 4096 -o out.bin <in.bin
+  assert_failure 1
+  assert_equal "$stderr" "reblock: read standard input: Connection reset by peer"
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}

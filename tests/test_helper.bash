@@ -5,7 +5,7 @@ bats_load_library bats-assert
 bats_load_library bats-file
 
 TK_BUILD=${TK_BUILD:-build}
-[ "${TK_BUILD#/}" != "$TK_BUILD" ] || TK_BUILD=$BATS_TEST_DIRNAME/../$TK_BUILD
+[ "${TK_BUILD#/}" != "$TK_BUILD" ] || TK_BUILD=$(cd "$BATS_TEST_DIRNAME/.." && pwd)/$TK_BUILD
 TK_BIN=$TK_BUILD/bin
 TK_TEST_BIN=$TK_BUILD/test-bin
 # The shims are plain C, built once, outside the sanitizer tree.

@@ -82,12 +82,9 @@ bool is_char_device(int fd) {
 }
 
 // A 64 KiB pipe makes producer and consumer take turns in small steps; a
-// pipe as large as a block lets each side move a whole block per wake-up.
+// pipe twice a block lets each side move a whole block per wake-up.
 void enlarge_pipe(int fd, std::size_t block_size) {
-  struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
-  int wanted = static_cast<int>(std::clamp<std::size_t>(block_size * 2, 65536, 1048576));
-  if (::fcntl(fd, F_GETPIPE_SZ) < wanted) ::fcntl(fd, F_SETPIPE_SZ, wanted);
+  if (fd >= 0) grow_pipe(fd, std::clamp<std::size_t>(block_size * 2, 65536, 1048576));
 }
 
 // buffer 1.19's -Z: rewind a character device after each GiB, for old tape

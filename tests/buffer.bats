@@ -1,0 +1,384 @@
+#!/usr/bin/env bats
+# Shows that buffer is a drop-in for buffer 1.19 (same options, reports, exit
+# statuses, byte-identical data) and what it adds: no leaks after kill -9,
+# draining on signals, volume changes on a full medium, non-blocking fds.
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup_file() {
+  export DATA=$BATS_FILE_TMPDIR/data
+  random_mib "$TK_BIG_MB" 7 >"$DATA"
+  export DATA_SHA
+  DATA_SHA=$(sha "$DATA")
+  head -c 3000000 "$DATA" >"$BATS_FILE_TMPDIR/small"
+  export SMALL=$BATS_FILE_TMPDIR/small
+}
+
+# buffer OPTIONS < data | sha256: identical to the input.
+assert_identity() {
+  run bash -c "\"$BUFFER\" $* <\"$DATA\" | sha256sum | cut -d' ' -f1"
+  assert_success
+  assert_output "$DATA_SHA"
+}
+
+# Masks the rate field of -S records, which depends on timing.
+mask_rates() { tr '\r' '\n' | sed -E 's/, +[0-9?]+K\/s/, RATEK\/s/'; }
+
+# IPC objects and /dev/shm entries: buffer must leave none behind.
+ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; ls /dev/shm; } | sort; }
+
+@test "buffer: default options pass the data through unchanged" {
+  assert_identity ""
+}
+
+@test "buffer: 256k blocks pass the data through unchanged" {
+  assert_identity -s 256k
+}
+
+@test "buffer: odd block size and few blocks pass the data through unchanged" {
+  assert_identity -s 3000 -b 7
+}
+
+@test "buffer: 512k blocks in a 64m queue pass the data through unchanged" {
+  assert_identity -s 512k -m 64m
+}
+
+@test "buffer: -p batching with small blocks passes the data through unchanged" {
+  assert_identity -p 50 -s 4k -b 100
+}
+
+@test "buffer: a queue larger than 1.19 allowed (4096 blocks) passes the data unchanged" {
+  assert_identity -s 1k -b 4096 -p 85
+}
+
+@test "buffer: -u 0 and -B on block-aligned data pass the data through unchanged" {
+  assert_identity -u 0 -B -s 1m -m 8m
+}
+
+@test "buffer: -i and -o files give an identical copy" {
+  run "$BUFFER" -s 32k -m 2m -i "$DATA" -o "$BATS_TEST_TMPDIR/copy"
+  assert_success
+  assert_equal "$(sha "$BATS_TEST_TMPDIR/copy")" "$DATA_SHA"
+}
+
+@test "buffer: between two pipes the data arrive unchanged" {
+  run bash -c "cat \"$DATA\" | \"$BUFFER\" -s 256k -m 8m | cat | sha256sum | cut -d' ' -f1"
+  assert_success
+  assert_output "$DATA_SHA"
+}
+
+@test "buffer: a bursty producer into a slow, stalling consumer loses nothing" {
+  local mib=$(( TK_BIG_MB < 32 ? TK_BIG_MB : 32 ))
+  run bash -c "head -c ${mib}m \"$DATA\" | pacer --chunk 1m --burst 8m --pause 100 |
+    \"$BUFFER\" -s 64k -m 4m -p 75 | pacer --chunk 64k --rate 400m --burst 2m --pause 40 |
+    sha256sum | cut -d' ' -f1"
+  assert_success
+  assert_output "$(head -c "${mib}m" "$DATA" | sha)"
+}
+
+@test "buffer: one-byte blocks pass data through unchanged" {
+  run bash -c "head -c 20000 \"$DATA\" | \"$BUFFER\" -s 1 -b 10 | sha256sum | cut -d' ' -f1"
+  assert_success
+  assert_output "$(head -c 20000 "$DATA" | sha)"
+}
+
+@test "buffer: every write is exactly one block, the last one short" {
+  run bash -c "cat \"$SMALL\" | strace -f -e trace=write -o \"$BATS_TEST_TMPDIR/trace\" \"$BUFFER\" -s 64k >/dev/null"
+  assert_success
+  run bash -c "grep -E 'write\\(1,' \"$BATS_TEST_TMPDIR/trace\" | sed -E 's/.*= //' | sort | uniq -c | sort -rn"
+  # 3000000 = 45 x 65536 + 50880
+  assert_line --index 0 --regexp '^ +45 65536$'
+  assert_line --index 1 --regexp '^ +1 50880$'
+}
+
+@test "buffer: -S and -t records equal buffer 1.19's for the same input" {
+  local opts
+  for opts in "-S 1m -t -s 256k" "-S 10k -t" "-z 100k -t" "-t" "-S 500 -t" "-S 64k -s 4k -b 9 -t"; do
+    diff <(/usr/bin/buffer $opts <"$SMALL" 2>&1 >/dev/null | mask_rates) \
+         <("$BUFFER" $opts <"$SMALL" 2>&1 >/dev/null | mask_rates) ||
+      fail "reports differ for: $opts"
+  done
+}
+
+@test "buffer: empty input reports zero with buffer 1.19's exact bytes" {
+  run bash -c "\"$BUFFER\" -S 10k -t </dev/null 2>&1 >/dev/null | od -c"
+  assert_success
+  assert_output "$(printf '          0K,          0K/s\r\nKilobytes Out 0\n' | od -c)"
+  assert_output "$(/usr/bin/buffer -S 10k -t </dev/null 2>&1 >/dev/null | od -c)"
+}
+
+@test "buffer: -t counts bytes even when the block size is not a multiple of 1K (1.19 printed 0)" {
+  run --separate-stderr "$BUFFER" -s 1000 -t <"$SMALL"
+  assert_success
+  assert_equal "$stderr" "Kilobytes Out 2929"
+}
+
+@test "buffer: -B pads one byte to a whole 512-byte block of NULs" {
+  printf 1 | "$BUFFER" -B -s 512 >"$BATS_TEST_TMPDIR/out"
+  assert_equal "$(stat -c %s "$BATS_TEST_TMPDIR/out")" 512
+  assert_equal "$(head -c 1 "$BATS_TEST_TMPDIR/out")" 1
+  assert_equal "$(tail -c 511 "$BATS_TEST_TMPDIR/out" | tr -d '\0' | wc -c)" 0
+}
+
+@test "buffer: -B pads only the last block (10000 bytes -> 12288)" {
+  run bash -c "head -c 10000 \"$DATA\" | \"$BUFFER\" -B -s 4096 | wc -c"
+  assert_output 12288
+  run bash -c "head -c 10000 \"$DATA\" | \"$BUFFER\" -B -s 4096 | head -c 10000 | cmp - <(head -c 10000 \"$DATA\") && \
+    head -c 10000 \"$DATA\" | \"$BUFFER\" -B -s 4096 | tail -c 2288 | tr -d '\\0' | wc -c"
+  assert_success
+  assert_output 0
+}
+
+@test "buffer: -B adds nothing to block-aligned or empty input" {
+  run bash -c "head -c 8192 \"$DATA\" | \"$BUFFER\" -B -s 4096 | wc -c"
+  assert_output 8192
+  run bash -c "\"$BUFFER\" -B -s 4096 </dev/null | wc -c"
+  assert_output 0
+}
+
+@test "buffer: -o /dev/full names the output and exits 254" {
+  run --separate-stderr "$BUFFER" -o /dev/full <"$SMALL"
+  assert_equal "$status" 254
+  assert_equal "$(/usr/bin/buffer -o /dev/full <"$SMALL" >/dev/null 2>&1; echo $?)" 254
+  assert_equal "${stderr_lines[0]}" "buffer (writer): write of data failed: /dev/full: No space left on device"
+  assert_equal "${stderr_lines[1]}" "bytes to write=10240, bytes written=0, total written          0K"
+  assert_regex "${stderr_lines[2]}" '^buffer \(writer\): 0 bytes reached /dev/full, [0-9]+ queued bytes were not written$'
+}
+
+@test "buffer: a consumer that stops reading (head -c 1000) ends the run quietly with 254" {
+  run --separate-stderr timeout 30 bash -c "\"$BUFFER\" <\"$DATA\" | head -c 1000 | wc -c; exit \${PIPESTATUS[0]}"
+  assert_equal "$status" 254
+  assert_output 1000
+  assert_equal "$stderr" ""
+}
+
+@test "buffer: a full medium without --next-volume reports the bytes that reached it" {
+  run --separate-stderr env TK_MEDIUM_PATH="$BATS_TEST_TMPDIR/vol" TK_MEDIUM_BYTES=100000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$BATS_TEST_TMPDIR/vol"
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[0]}" "buffer (writer): write of data failed: $BATS_TEST_TMPDIR/vol: No space left on device"
+  assert_equal "${stderr_lines[1]}" "bytes to write=10240, bytes written=7840, total written         97K"
+  assert_regex "${stderr_lines[2]}" "^buffer \\(writer\\): 100000 bytes reached .*/vol, [0-9]+ queued bytes were not written$"
+  assert_equal "$(head -c 100000 "$SMALL" | sha)" "$(sha "$BATS_TEST_TMPDIR/vol")"
+}
+
+@test "buffer: --next-volume changes volumes at a full medium and loses nothing" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=1000000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/vol" \
+    --next-volume 'n=$(ls | grep -c "^vol\."); mv vol vol.$n'
+  assert_success
+  # 3000000 bytes: exactly three full volumes.
+  assert_equal "$(cat vol.0 vol.1 vol | sha256sum | cut -d' ' -f1)" "$(sha "$SMALL")"
+  assert_equal "$(stat -c %s vol.0) $(stat -c %s vol.1) $(stat -c %s vol)" "1000000 1000000 1000000"
+  assert_equal "${stderr_lines[0]}" "buffer (writer): end of medium on $PWD/vol after 1000000 bytes; running the volume change command"
+  assert_equal "${stderr_lines[1]}" "buffer (writer): continuing on volume 2"
+}
+
+@test "buffer: a failing volume change command stops with 254 and says why" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=100000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/vol" --next-volume 'exit 3'
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[1]}" "buffer (writer): volume change command failed (exit status 3); 100000 bytes were written"
+}
+
+@test "buffer: --next-volume without -o is refused before anything starts" {
+  run --separate-stderr "$BUFFER" --next-volume true </dev/null
+  assert_equal "$status" 255
+  assert_equal "${stderr_lines[0]}" "buffer: --next-volume needs -o: standard output cannot be reopened"
+}
+
+# Starts buffer on a stalled input (a FIFO held open by us) and prints the
+# reader's and writer's pids.
+start_stalled_buffer() {
+  mkfifo "$BATS_TEST_TMPDIR/in"
+  exec 7<>"$BATS_TEST_TMPDIR/in"
+  ipc_snapshot >"$BATS_TEST_TMPDIR/ipc.before"
+  reap "$BUFFER" -s 1k -i "$BATS_TEST_TMPDIR/in" -o "$BATS_TEST_TMPDIR/out" \
+    2>"$BATS_TEST_TMPDIR/err" 3>"$BATS_TEST_TMPDIR/reaped" &
+  REAP_PID=$!
+  printf 'some data' >&7
+  local i
+  for i in $(seq 100); do
+    READER=$(pgrep -P "$REAP_PID" -x buffer) && WRITER=$(pgrep -P "$READER" -x buffer) && break
+    sleep 0.1
+  done
+  [ -n "$WRITER" ] || fail "buffer did not start"
+}
+
+@test "buffer: kill -9 of the reader: the writer says so, exits nonzero, nothing is left" {
+  start_stalled_buffer
+  kill -9 "$READER"
+  wait "$REAP_PID" || true
+  exec 7>&-
+  run cat "$BATS_TEST_TMPDIR/reaped"
+  assert_line "$READER signal 9"
+  assert_line "$WRITER exit 254"
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_output --partial "buffer (writer): the reader process died"
+  assert_equal "$(ipc_snapshot)" "$(cat "$BATS_TEST_TMPDIR/ipc.before")"
+}
+
+@test "buffer: kill -9 of the writer: the reader says so, exits 254, nothing is left" {
+  start_stalled_buffer
+  kill -9 "$WRITER"
+  wait "$REAP_PID" || true
+  exec 7>&-
+  # The reader reaps its own writer; reap sees the reader.
+  run cat "$BATS_TEST_TMPDIR/reaped"
+  assert_line "$READER exit 254"
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_output "buffer (reader): the writer process ended (killed by signal 9); 0 bytes were written"
+  assert_equal "$(ipc_snapshot)" "$(cat "$BATS_TEST_TMPDIR/ipc.before")"
+}
+
+# Feeds 100 KiB and keeps the input open, with a writer slowed to one block
+# per 50 ms; waits until the reader has read all of it (its read count grew
+# by 100 KiB since it blocked on the empty FIFO).
+start_draining_buffer() {
+  mkfifo "$BATS_TEST_TMPDIR/in"
+  exec 7<>"$BATS_TEST_TMPDIR/in"
+  head -c 102400 "$DATA" >"$BATS_TEST_TMPDIR/sent"
+  setsid "$BUFFER" -s 10k -u 50000 "$@" -i "$BATS_TEST_TMPDIR/in" -o "$BATS_TEST_TMPDIR/out" \
+    2>"$BATS_TEST_TMPDIR/err" &
+  BUFFER_PID=$!
+  local i baseline=
+  for i in $(seq 100); do
+    pgrep -P "$BUFFER_PID" -x buffer >/dev/null && break
+    sleep 0.05
+  done
+  sleep 0.2
+  baseline=$(awk '/^rchar/ {print $2}' /proc/"$BUFFER_PID"/io)
+  cat "$BATS_TEST_TMPDIR/sent" >&7
+  for i in $(seq 200); do
+    [ "$(awk '/^rchar/ {print $2}' /proc/"$BUFFER_PID"/io)" -ge $((baseline + 102400)) ] && return
+    sleep 0.05
+  done
+  fail "buffer did not read its input"
+}
+
+# The exit status of the background buffer.
+wait_buffer() {
+  status=0
+  wait "$BUFFER_PID" || status=$?
+  exec 7>&-
+}
+
+@test "buffer: SIGTERM writes out every queued byte, then exits 254" {
+  start_draining_buffer
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  assert_equal "$(sha "$BATS_TEST_TMPDIR/out")" "$(sha "$BATS_TEST_TMPDIR/sent")"
+}
+
+@test "buffer: SIGINT to the process group (Ctrl-C) drains the queue too" {
+  start_draining_buffer
+  kill -INT -- "-$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  assert_equal "$(sha "$BATS_TEST_TMPDIR/out")" "$(sha "$BATS_TEST_TMPDIR/sent")"
+}
+
+@test "buffer: a second SIGTERM abandons the queue and exits 254" {
+  start_draining_buffer
+  kill -TERM "$BUFFER_PID"
+  sleep 0.1
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" -lt 102400 ] || fail "the queue was not abandoned"
+}
+
+@test "buffer: --no-drain discards the queue on SIGTERM, as buffer 1.19" {
+  start_draining_buffer --no-drain
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" -lt 102400 ] || fail "the queue was written out"
+}
+
+@test "buffer: non-blocking stdin and stdout (as ssh leaves them) just work" {
+  run bash -c "cat \"$SMALL\" | nonblock \"$BUFFER\" -s 64k | pacer --chunk 4k --rate 50m | sha256sum | cut -d' ' -f1"
+  assert_success
+  assert_output "$(sha "$SMALL")"
+}
+
+@test "buffer: a normal run leaves no IPC object or shared-memory file" {
+  local before
+  before=$(ipc_snapshot)
+  run "$BUFFER" -m 16m -i "$SMALL" -o /dev/null
+  assert_success
+  assert_equal "$(ipc_snapshot)" "$before"
+}
+
+@test "buffer: --interval prints interval lines and a closing summary" {
+  run --separate-stderr bash -c "head -c 4m \"$DATA\" | pacer --chunk 64k --rate 16m | \"$BUFFER\" -s 64k --interval 0.1 >/dev/null"
+  assert_success
+  assert_regex "${stderr_lines[0]}" '^\[ *0\.0- *0\.[0-9] s\] +[0-9.]+ [KMG]?i?B +[0-9]+ [kMG]?bit/s +fill [0-9]+%$'
+  assert_regex "${stderr_lines[-1]}" '^summary: 4\.0 MiB \(4194304 bytes\) in [0-9.]+ s, average [0-9.]+ [KMG]iB/s, [0-9]+ writer underruns, peak fill [0-9]+%$'
+}
+
+@test "buffer: the summary counts the writer's waits on an empty ring (underruns)" {
+  run --separate-stderr bash -c "head -c 1m \"$DATA\" | pacer --chunk 64k --burst 256k --pause 100 | \"$BUFFER\" -s 64k --progress >/dev/null"
+  assert_success
+  assert_regex "$stderr" ', [1-9][0-9]* writer underruns'
+}
+
+# Usage errors: the status equals buffer 1.19's, the message names the thing.
+@test "buffer: bad options exit 255 like buffer 1.19, naming the option" {
+  while IFS='|' read -r args expected; do
+    run --separate-stderr "$BUFFER" $args </dev/null
+    assert_equal "$status" 255
+    assert_equal "${stderr_lines[0]}" "$expected"
+    run /usr/bin/buffer $args </dev/null
+    assert_equal "$status" 255
+  done <<'EOF'
+-h|buffer: invalid option -- 'h'
+-s|buffer: option requires an argument -- 's'
+-s 0|blocksize 0 out of range
+-b 0|blocks 0 out of range
+-p 101|percent 101 out of range
+-m 1k|max_shmem 1024 too low
+-s 100k -m 100k|max_shmem 102400 too low
+-m 100k -s 100k|Cannot handle blocks that big, aborting!
+extra|too many arguments
+-i /nonexistent/x|buffer: cannot open input file: No such file or directory
+-o /nonexistent/x|buffer: cannot open output file: No such file or directory
+-i /dev/null -i /dev/null|buffer: -i given twice
+EOF
+}
+
+@test "buffer: malformed sizes that 1.19 silently misread are refused with their value" {
+  while IFS='|' read -r args expected; do
+    run --separate-stderr "$BUFFER" $args </dev/null
+    assert_equal "$status" 255
+    assert_equal "$stderr" "$expected"
+  done <<'EOF'
+-s abc|buffer: invalid -s 'abc': not a number
+-s 1.5k|buffer: invalid -s '1.5k': unknown unit (use b, k, m, g or t)
+-S 10x|buffer: invalid -S '10x': unknown unit (use b, k, m, g or t)
+-m 99999999999999999999|buffer: invalid -m '99999999999999999999': too large
+-p 5%|buffer: invalid -p '5%': not a whole number
+EOF
+}
+
+@test "buffer: the output file is not truncated when a later option is invalid" {
+  printf 'keep me' >"$BATS_TEST_TMPDIR/f"
+  run "$BUFFER" -o "$BATS_TEST_TMPDIR/f" -s 0 </dev/null
+  assert_equal "$status" 255
+  assert_equal "$(cat "$BATS_TEST_TMPDIR/f")" "keep me"
+}
+
+@test "buffer: an input error still writes out what was read, then exits 254" {
+  run --separate-stderr "$BUFFER" -i /tmp -o "$BATS_TEST_TMPDIR/out"
+  assert_equal "$status" 254
+  assert_equal "$stderr" "buffer (reader): failed to read input: Is a directory"
+}
+
+@test "buffer: g and t suffixes work (1.19 read -S 1g as 1 byte and printed every block)" {
+  run bash -c "\"$BUFFER\" -S 1g -t <\"$SMALL\" 2>&1 >/dev/null | tr '\r\n' '|/'"
+  assert_success
+  assert_output --regexp '^ +2929K, +[0-9?]+K/s\|/Kilobytes Out 2929/$'
+}

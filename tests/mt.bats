@@ -564,3 +564,247 @@ EOF
   assert_equal "$status" 1
   assert_equal "$stderr" "mt: --json applies to status and tell only"
 }
+
+# --- virtual tapes (*.tap) ---------------------------------------------------
+
+# A tape holding F0: 100 200 | FM | F1: 300 | FM, positioned at its end.
+make_tape() {
+  "$MT" -f t.tap vt-create 0
+  tapectl t.tap write 100 200 fm 300 fm >/dev/null
+}
+
+status_line() { "$MT" -f "$1" status | sed -n "$2p"; }
+
+@test "mt: vt-create makes a blank image that status shows loaded at BOT" {
+  run "$MT" -f new.tap vt-create 10m
+  assert_success
+  assert_file_exists new.tap
+  run "$MT" -f new.tap status
+  assert_success
+  assert_output "SCSI 2 tape drive:
+File number=0, block number=0, partition=0.
+Tape block size 0 bytes. Density code 0x0 (default).
+Soft error count since last status=0
+General status bits on (41010000):
+ BOT ONLINE IM_REP_EN"
+}
+
+@test "mt: rewind, fsf, fsr, bsr, bsf and tell move through a virtual tape as st does" {
+  make_tape
+  "$MT" -f t.tap rewind
+  assert_equal "$(status_line t.tap 2)" "File number=0, block number=0, partition=0."
+  "$MT" -f t.tap fsf 1
+  assert_equal "$(status_line t.tap 2)" "File number=1, block number=0, partition=0."
+  assert_equal "$(status_line t.tap 6)" " EOF ONLINE IM_REP_EN"
+  "$MT" -f t.tap fsr 1
+  run "$MT" -f t.tap tell
+  assert_output "At block 4."
+  "$MT" -f t.tap bsr 1
+  assert_equal "$(status_line t.tap 2)" "File number=1, block number=0, partition=0."
+  "$MT" -f t.tap bsf 1
+  assert_equal "$(status_line t.tap 2)" "File number=0, block number=-1, partition=0."
+  "$MT" -f t.tap asf 1
+  assert_equal "$(status_line t.tap 2)" "File number=1, block number=0, partition=0."
+}
+
+@test "mt: eod on a virtual tape leaves EOD set for the next run" {
+  make_tape
+  "$MT" -f t.tap rewind
+  "$MT" -f t.tap eod
+  assert_equal "$(status_line t.tap 2)" "File number=2, block number=-1, partition=0."
+  assert_equal "$(status_line t.tap 6)" " EOD ONLINE IM_REP_EN"
+}
+
+@test "mt: spacing past the end of a virtual tape exits 2 with an I/O error" {
+  make_tape
+  "$MT" -f t.tap rewind
+  run --separate-stderr "$MT" -f t.tap fsf 5
+  assert_equal "$status" 2
+  assert_equal "$stderr" "t.tap: Input/output error"
+  assert_equal "$(status_line t.tap 6)" " EOD ONLINE IM_REP_EN"
+}
+
+@test "mt: weof writes filemarks on a virtual tape" {
+  "$MT" -f w.tap vt-create 0
+  "$MT" -f w.tap weof 2
+  assert_equal "$(status_line w.tap 2)" "File number=2, block number=0, partition=0."
+  "$MT" -f w.tap rewind
+  # Two filemarks, then EOD straight after a filemark: one more 0, then EIO.
+  run tapectl w.tap read 4
+  assert_output "0
+0
+0
+EIO"
+}
+
+@test "mt: compression on a virtual tape is kept by the drive and shown by --json status" {
+  "$MT" -f c.tap vt-create 0
+  run "$MT" -f c.tap --json status
+  assert_output --partial '"compression":false}'
+  "$MT" -f c.tap compression 1
+  run "$MT" -f c.tap --json status
+  assert_output --partial '"compression":true}'
+  "$MT" -f c.tap compression 0
+  run "$MT" -f c.tap --json status
+  assert_output --partial '"compression":false}'
+}
+
+@test "mt: setblk and setdensity on a virtual tape show in status" {
+  "$MT" -f s.tap vt-create 0
+  "$MT" -f s.tap setblk 512
+  "$MT" -f s.tap setdensity 0x46
+  assert_equal "$(status_line s.tap 3)" "Tape block size 512 bytes. Density code 0x46 (LTO-4)."
+}
+
+@test "mt: vt-protect 1 makes weof fail to open with exit 1, vt-protect 0 lifts it" {
+  "$MT" -f p.tap vt-create 0
+  run "$MT" -f p.tap vt-protect 1
+  assert_success
+  assert_equal "$(status_line p.tap 6)" " BOT WR_PROT ONLINE IM_REP_EN"
+  run --separate-stderr "$MT" -f p.tap weof
+  assert_equal "$status" 1
+  assert_equal "$stderr" "p.tap: Read-only file system"
+  "$MT" -f p.tap vt-protect 0
+  run "$MT" -f p.tap weof
+  assert_success
+  assert_equal "$(status_line p.tap 2)" "File number=1, block number=0, partition=0."
+}
+
+@test "mt: vt-create with a capacity makes writes fail with ENOSPC near it" {
+  "$MT" -f small.tap vt-create 256k
+  run tapectl small.tap write 65536 65536 65536 65536 65536 65536 65536
+  assert_failure
+  assert_line ENOSPC
+}
+
+@test "mt: offline unloads a virtual tape, load puts it back at BOT" {
+  make_tape
+  "$MT" -f t.tap offline
+  assert_equal "$(status_line t.tap 6)" " DR_OPEN IM_REP_EN"
+  run --separate-stderr "$MT" -f t.tap fsf
+  assert_equal "$status" 1
+  assert_equal "$stderr" "t.tap: No medium found"
+  "$MT" -f t.tap load
+  assert_equal "$(status_line t.tap 6)" " BOT ONLINE IM_REP_EN"
+}
+
+@test "mt: verify passes a sound image and exits 0" {
+  make_tape
+  run --separate-stderr "$MT" -f t.tap verify
+  assert_equal "$status" 0
+  assert_equal "$output" "t.tap: no structural errors"
+}
+
+@test "mt: verify reports the byte offset of the first damage and exits 2" {
+  # HELLO, then a record whose trailing length disagrees with its header.
+  printf '\005\000\000\000HELLO\000\005\000\000\000\004\000\000\000DATA\003\000\000\000' >bad.tap
+  run --separate-stderr "$MT" -f bad.tap verify
+  assert_equal "$status" 2
+  assert_output ""
+  [[ "$stderr" == "bad.tap: damaged at byte offset 14: "* ]]
+}
+
+@test "mt: verify of a missing image exits 1 with perror's line" {
+  run --separate-stderr "$MT" -f missing.tap verify
+  assert_equal "$status" 1
+  assert_equal "$stderr" "missing.tap: No such file or directory"
+}
+
+@test "mt: vt-create refuses to overwrite a tape that holds data" {
+  make_tape
+  run --separate-stderr "$MT" -f t.tap vt-create 0
+  assert_equal "$status" 2
+  assert_equal "$stderr" "t.tap: File exists"
+}
+
+@test "mt: the virtual-tape commands check their arguments and exit 1" {
+  run --separate-stderr "$MT" -f n.tap vt-create
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: vt-create needs a capacity (0 = unlimited)"
+  run --separate-stderr "$MT" -f n.tap vt-create 10x
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: invalid capacity '10x': unknown unit (use b, k, m, g or t)"
+  run --separate-stderr "$MT" -f n.tap vt-protect yes
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: vt-protect takes 1 (protect) or 0 (allow writing)"
+  run --separate-stderr "$MT" -f /dev/null vt-create 1m
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: vt-create: /dev/null is not a virtual tape (a *.tap image)"
+  assert_file_not_exists n.tap
+}
+
+@test "mt: the virtual-tape commands must be typed in full" {
+  run --separate-stderr "$MT" -f n.tap vt-cr 0
+  assert_equal "$status" 1
+  assert_equal "$(sed -n 1p <<<"$stderr")" 'mt: unknown command "vt-cr"'
+  run "$MT" -f n.tap veri
+  assert_equal "$status" 1
+}
+
+@test "mt: stshowoptions on a virtual tape says it is not a character device" {
+  make_tape
+  run --separate-stderr "$MT" -f t.tap stshowoptions
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: not a character device."
+}
+
+@test "mt: a virtual tape held open by another program gives EBUSY and exit 1" {
+  make_tape
+  tapectl t.tap hold opened 30 >/dev/null 3>&- &
+  local holder=$!
+  while [ ! -e opened ] && kill -0 "$holder" 2>/dev/null; do sleep 0.05; done
+  run --separate-stderr "$MT" -f t.tap status
+  kill "$holder"
+  wait "$holder" || true
+  assert_equal "$status" 1
+  assert_equal "$stderr" "t.tap: Device or resource busy"
+}
+
+# --- remote names ------------------------------------------------------------
+
+RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
+
+@test "mt: a remote name reaches the tape through --rsh-command and rmt" {
+  make_tape
+  local here
+  here=$("$MT" -f t.tap status)
+  run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "tapehost:$PWD/t.tap" status
+  assert_equal "$status" 0
+  assert_equal "$output" "$here"
+}
+
+@test "mt: RSH and TAPE name the remote shell and device, [user@] becomes -l user" {
+  make_tape
+  RSH=$RSH_STANDIN RSH_STANDIN_LOG=$PWD/rsh.log TAPE=op@tapehost:$PWD/t.tap run "$MT" rewind
+  assert_success
+  RSH=$RSH_STANDIN RSH_STANDIN_LOG=$PWD/rsh.log TAPE=op@tapehost:$PWD/t.tap \
+    run "$MT" --rmt-command=/usr/sbin/rmt status
+  assert_success
+  assert_line --index 1 "File number=0, block number=0, partition=0."
+  run cat rsh.log
+  assert_output "tapehost -l op /etc/rmt
+tapehost -l op /usr/sbin/rmt"
+}
+
+@test "mt: compression set through a remote name reaches the virtual tape" {
+  "$MT" -f c.tap vt-create 0
+  run "$MT" --rsh-command "$RSH_STANDIN" -f "h:$PWD/c.tap" compression 1
+  assert_success
+  run "$MT" -f c.tap --json status
+  assert_output --partial '"compression":true}'
+}
+
+@test "mt: a remote open failure exits 1 and a remote ioctl failure exits 2" {
+  run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "h:$PWD/none.tap" status
+  assert_equal "$status" 1
+  assert_equal "$stderr" "h:$PWD/none.tap: No such file or directory"
+  run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f h:/dev/null status
+  assert_equal "$status" 2
+  assert_equal "$stderr" "h:/dev/null: Inappropriate ioctl for device"
+}
+
+@test "mt: --rsh-command without a value is a usage error" {
+  run --separate-stderr "$MT" --rsh-command
+  assert_equal "$status" 1
+  assert_equal "$(sed -n 1p <<<"$stderr")" "usage: mt [-v] [--version] [-h] [ -f device ] command [ count ]"
+}

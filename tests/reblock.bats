@@ -18,15 +18,25 @@ random_bytes() {
   random_mib $((($1 + 1048575) / 1048576)) "${2:-1}" | head -c "$1"
 }
 
-# Runs reblock under strace with the given arguments, stdin from $1 through
-# the chunker, stdout to out.bin; the sizes of its writes to stdout, as
-# "asked written" pairs, go to writes.txt.
+# Runs reblock under strace with the given arguments, stdin from the caller's
+# stdin, stdout to out.bin; the sizes of its writes to stdout, as "asked
+# written" pairs, go to writes.txt.
+traced_reblock() {
+  strace -s 0 -e trace=write -e signal=none -o trace.log "$REBLOCK" "$@" >out.bin
+  sed -nE 's/^write\(1, .*, ([0-9]+)\) += (-?[0-9]+).*/\1 \2/p' trace.log >writes.txt
+}
+
+# traced_reblock with input file $1 fed through the chunker.
 reblock_traced() {
   local input=$1
   shift
-  chunker 7 1 200000 <"$input" |
-    strace -s 0 -e trace=write -e signal=none -o trace.log "$REBLOCK" "$@" >out.bin
-  sed -nE 's/^write\(1, .*, ([0-9]+)\) += (-?[0-9]+).*/\1 \2/p' trace.log >writes.txt
+  chunker 7 1 200000 <"$input" | traced_reblock "$@"
+}
+
+# Lists the sizes of the records of .tap image $1 from BOT to its first
+# filemark, as "size size" pairs like writes.txt.
+tap_records() {
+  tapectl "$1" op rewind : read 100000 | awk '$1 == 0 || $1 !~ /^[0-9]+$/ { exit } { print $1, $1 }'
 }
 
 # Checks writes.txt: every write asked for and wrote $1 bytes except the last,
@@ -329,5 +339,86 @@ check_size() {
   run --separate-stderr reblock-reset-input "$REBLOCK" -s 4096 -o out.bin <in.bin
   assert_failure 1
   assert_equal "$stderr" "reblock: read standard input: Connection reset by peer"
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}
+
+@test "reblock: -o a .tap image makes each write one record of -s bytes, the last short" {
+  random_bytes 1000000 21 >in.bin
+  chunker 7 1 200000 <in.bin | "$REBLOCK" -s 10240 -o t.tap
+  tap_records t.tap >writes.txt
+  assert_exact_records 10240 1000000
+}
+
+@test "reblock: -i a .tap reblocks records of mixed sizes into exact records, byte for byte" {
+  random_bytes 3000000 22 >in.bin
+  chunker 7 1 300000 50 <in.bin | "$REBLOCK" -r --max-record 300000 -o t.tap 2>/dev/null
+  [ "$(tap_records t.tap | sort -u | wc -l)" -gt 1 ]
+  tapectl t.tap op rewind
+  traced_reblock -s 4096 -i t.tap
+  assert_exact_records 4096 3000000
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}
+
+@test "reblock: -t counts the records read from a .tap as records in" {
+  tapectl t.tap write 10240 10240 3000 fm : op rewind
+  run --separate-stderr "$REBLOCK" -t -s 10240 -i t.tap -o out.bin
+  assert_success
+  assert_equal "${stderr_lines[0]}" "2+1 records in"
+  assert_equal "${stderr_lines[1]}" "2+1 records out"
+}
+
+@test "reblock: -r on a .tap reports how the tape was written" {
+  tapectl t.tap write 10240 10240 10240 5000 fm : op rewind
+  run --separate-stderr "$REBLOCK" -r -i t.tap -o /dev/null
+  assert_success
+  assert_equal "$stderr" "3 records of 10240 bytes
+1 record of 5000 bytes
+4 records, 35720 bytes"
+}
+
+@test "reblock: -r copies each .tap record to one record of another .tap" {
+  tapectl a.tap write 700 10240 1 65536 fm : op rewind
+  run "$REBLOCK" -r -i a.tap -o b.tap
+  assert_success
+  run tap_records b.tap
+  assert_output "700 700
+10240 10240
+1 1
+65536 65536"
+}
+
+@test "reblock: a .tap record over --max-record exits 1 naming both sizes, after writing the records before it" {
+  tapectl t.tap write 2000 2000000 500 fm : op rewind
+  run --separate-stderr "$REBLOCK" -i t.tap -o out.bin
+  assert_failure 1
+  assert_equal "$stderr" "reblock: read t.tap (2000000-byte record, 1048576-byte buffer): record larger than --max-record 1048576 bytes: Cannot allocate memory"
+  assert_equal "$(stat -c %s out.bin)" 2000
+}
+
+@test "reblock: --max-record raises the largest record read from a tape" {
+  tapectl t.tap write 2000 2000000 500 fm : op rewind
+  run "$REBLOCK" --max-record 2m -i t.tap -o out.bin
+  assert_success
+  assert_equal "$(stat -c %s out.bin)" 2002500
+}
+
+@test "reblock: reading a .tap stops at the first filemark and the next run reads the next file" {
+  tapectl t.tap write 100 fm 200 fm : op rewind
+  run "$REBLOCK" -i t.tap -o first.bin
+  assert_success
+  run "$REBLOCK" -i t.tap -o second.bin
+  assert_success
+  assert_equal "$(stat -c %s first.bin) $(stat -c %s second.bin)" "100 200"
+}
+
+@test "reblock: -o and -i host:path reach a remote .tap through rmt" {
+  export RSH=$BATS_TEST_DIRNAME/rsh-standin
+  random_bytes 500000 23 >in.bin
+  chunker 7 1 100000 <in.bin | "$REBLOCK" -s 10240 -o "localhost:$PWD/t.tap"
+  tap_records t.tap >writes.txt
+  assert_exact_records 10240 500000
+  tapectl t.tap op rewind
+  run "$REBLOCK" -s 64k -i "localhost:$PWD/t.tap" -o out.bin
+  assert_success
   assert_equal "$(sha out.bin)" "$(sha in.bin)"
 }

@@ -44,7 +44,8 @@ std::size_t read_bounded(Tape& in, std::span<std::byte> buf, const Options& opti
     return in.read(buf);
   } catch (const Error& e) {
     if (e.errnum() != ENOMEM) throw;
-    throw Error(ENOMEM, "read " + in.name() + ": record larger than --max-record " +
+    // The backend's context may give the record's size; st's cannot.
+    throw Error(ENOMEM, e.context() + ": record larger than --max-record " +
                             std::to_string(options.max_record) + " bytes");
   }
 }

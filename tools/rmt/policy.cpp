@@ -106,7 +106,6 @@ OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
       throw Error(EACCES, "open: control character in name");
   if (requested.empty()) throw Error(ENOENT, "open: empty name");
-  if (has_dotdot(requested)) throw Error(EACCES, "open " + requested + ": \"..\" refused");
 
   OpenDecision d;
   d.flags = (flags & client_flags) | O_NOCTTY;
@@ -120,6 +119,9 @@ OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
     d.path = requested;
     if (requested == "-" || is_remote_name(requested)) d.path = "./" + requested;
   } else {
+    // Without a tree to leave, ".." is harmless; under --allow it is refused
+    // before anything is resolved.
+    if (has_dotdot(requested)) throw Error(EACCES, "open " + requested + ": \"..\" refused");
     std::string abs = absolute(requested);
     if (!allowed(abs)) throw Error(EACCES, "open " + requested + ": not allowed");
     d.path = resolve(abs);

@@ -19,7 +19,8 @@ BufferedReader::BufferedReader(ByteSource& source, std::size_t capacity)
     : source_(source), buf_(new std::byte[capacity]), capacity_(capacity) {}
 
 bool BufferedReader::fill() {
-  pos_ = 0;
+  // Empty first: a read that throws (a timeout) must not replay old bytes.
+  pos_ = end_ = 0;
   end_ = source_.read_some(std::span(buf_.get(), capacity_));
   return end_ > 0;
 }

@@ -244,8 +244,13 @@ void RemoteTape::probe_version() {
 }
 
 void RemoteTape::op(MtOp op, int count) {
-  probe_version();
   int linux_op = static_cast<int>(op);
+  // An op that v1 cannot express goes out raw without a probe, so that a
+  // Linux rmt-dump (which maps only 0..10 once switched to v1) still takes
+  // "compression" or "setblk" as GNU mt would send them.
+  bool portable = rmt::v1_op_from_linux(linux_op) || rmt::extended_op_from_linux(linux_op);
+  if (version_ == Version::unknown && !portable) version_ = Version::v0;
+  probe_version();
   std::string action = "tape operation on";
   if (version_ == Version::v0) {
     // A server without v1 takes the client's numbers: Linux ones (§7.4).

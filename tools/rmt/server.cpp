@@ -95,7 +95,9 @@ rmt::MtGet to_mtget(const TapeStatus& s) {
   return m;
 }
 
-std::string describe_flags(int flags) { return rmt::format_open_flags(flags); }
+std::string describe_flags(int flags) {
+  return rmt::format_open_flags(flags) + ((flags & O_NOFOLLOW) ? "|O_NOFOLLOW" : "");
+}
 
 // Who is on the other end, for the session log (§12.6.10).
 std::string describe_peer(int fd) {

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# Shows that our rmt serves GNU tar and cpio over real OpenSSH, both as a
+# plain command and as an authorized_keys forced command (the deployment of
+# rmt.8), and that tapekit's remote backend reaches it over ssh too. The
+# suite starts its own sshd on 127.0.0.1 (tests/sshd-helper) and stops it.
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+setup_file() {
+  export SSHDIR=$BATS_FILE_TMPDIR/sshd
+  mkdir -p "$BATS_FILE_TMPDIR/tapes"
+  local rc=0
+  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" \
+    "$TK_BIN/rmt --allow $BATS_FILE_TMPDIR/tapes --log $SSHDIR/rmt.log" >"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
+  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
+}
+
+teardown_file() {
+  "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"
+}
+
+setup() {
+  local rc
+  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
+  [ "$rc" != 77 ] || skip "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
+  if [ "$rc" != 0 ]; then
+    cat "$BATS_FILE_TMPDIR/sshd.out"
+    return 1
+  fi
+  cd "$BATS_TEST_TMPDIR" || return 1
+  TAPES=$BATS_FILE_TMPDIR/tapes
+  mkdir -p src/sub
+  random_mib 1 11 | head -c 500000 >src/a.bin
+  echo hello >src/sub/c.txt
+  find src -exec touch -h -d @86400 {} +
+}
+
+# tar over ssh, running our rmt by path on the far side.
+star() {
+  tar --rsh-command="$SSHDIR/ssh" --rmt-command="$TK_BIN/rmt" --sort=name --owner=0 --group=0 "$@"
+}
+
+@test "ssh: tar -c and -x over ssh round-trip byte for byte" {
+  star -cf "root@localhost:$PWD/a.tar" -C src .
+  star -cf local.tar -C src .
+  cmp local.tar a.tar
+  mkdir out
+  star -xf "root@localhost:$PWD/a.tar" -C out
+  diff -r src out
+}
+
+@test "ssh: tar -t over ssh lists a .tap written over ssh" {
+  star -cf "root@localhost:$PWD/t.tap" -C src .
+  mt -f t.tap rewind
+  run star -tf "root@localhost:$PWD/t.tap"
+  assert_equal "$status" 0
+  assert_output "$(star -cf - -C src . | tar -tf -)"
+}
+
+@test "ssh: cpio -o and -i over a forced-command key round-trip byte for byte" {
+  find src | sort | cpio --quiet -o -H crc --block-size=64 --rsh-command="$SSHDIR/ssh-forced" \
+    -O "root@localhost:$TAPES/c.cpio"
+  find src | sort | cpio --quiet -o -H crc --block-size=64 >local.cpio
+  cmp local.cpio "$TAPES/c.cpio"
+  mkdir out
+  (cd out && cpio --quiet -id -H crc --block-size=64 --rsh-command="$SSHDIR/ssh-forced" \
+    -I "root@localhost:$TAPES/c.cpio")
+  diff -r src out/src
+}
+
+@test "ssh: the forced command ignores the requested command and logs it" {
+  tar --rsh-command="$SSHDIR/ssh-forced" -cf "root@localhost:$TAPES/f.tar" -C src sub
+  run tail -n 1 "$SSHDIR/rmt.log"
+  assert_output --partial "peer=ssh:127.0.0.1"
+  assert_output --partial 'command="/usr/sbin/rmt"'
+  assert_output --partial "open=[\"$TAPES/f.tar\" 1 O_WRONLY|O_CREAT|O_NOCTTY|O_NOFOLLOW]"
+}
+
+@test "ssh: the forced command refuses a path outside its --allow tree" {
+  run tar --rsh-command="$SSHDIR/ssh-forced" -cf "root@localhost:$PWD/x.tar" -C src sub
+  assert_equal "$status" 2
+  assert_output --partial "Cannot open: Permission denied"
+  assert_file_not_exists x.tar
+}
+
+@test "ssh: mt and buffer reach a .tap over ssh through the remote backend" {
+  random_mib 1 12 >data
+  RSH=$SSHDIR/ssh RMT=$TK_BIN/rmt buffer -o "root@localhost:$PWD/b.tap" <data
+  run env RSH="$SSHDIR/ssh" RMT="$TK_BIN/rmt" mt -f "root@localhost:$PWD/b.tap" status
+  assert_equal "$status" 0
+  assert_output --partial "File number=1, block number=0"
+  RSH=$SSHDIR/ssh RMT=$TK_BIN/rmt mt -f "root@localhost:$PWD/b.tap" rewind
+  RSH=$SSHDIR/ssh RMT=$TK_BIN/rmt buffer -i "root@localhost:$PWD/b.tap" >back
+  cmp data back
+}

@@ -72,9 +72,9 @@ class Reblocker {
   void commit(std::size_t n) {
     fill_ += n;
     while (fill_ - start_ >= options_.size) {
+      if (input_is_stream_) ++totals_.in_full;
       write(start_, options_.size);
       start_ += options_.size;
-      if (input_is_stream_) ++totals_.in_full;
     }
     if (start_ == capacity_) start_ = fill_ = 0;
   }

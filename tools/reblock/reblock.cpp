@@ -7,8 +7,9 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <span>
 #include <new>
+#include <span>
+#include <string>
 
 #include "../../lib/error.hpp"
 

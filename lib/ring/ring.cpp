@@ -34,6 +34,7 @@ struct Ring::Shared {
   std::atomic<bool> input_done{false};
   std::atomic<bool> abort{false};
   std::atomic<bool> consumer_started{false};
+  std::atomic<bool> consumer_ready{false};
   std::atomic<bool> consumer_reported{false};
   std::atomic<std::uint64_t> bytes_in{0};
   std::atomic<std::uint64_t> bytes_out{0};
@@ -205,6 +206,8 @@ void Ring::request_abort() noexcept {
 
 bool Ring::abort_requested() const noexcept { return shared_->abort.load(); }
 void Ring::note_consumer_started() noexcept { shared_->consumer_started.store(true); }
+void Ring::set_consumer_ready() noexcept { shared_->consumer_ready.store(true); }
+bool Ring::consumer_ready() const noexcept { return shared_->consumer_ready.load(); }
 void Ring::set_consumer_reported() noexcept { shared_->consumer_reported.store(true); }
 bool Ring::consumer_reported() const noexcept { return shared_->consumer_reported.load(); }
 bool Ring::input_finished() const noexcept { return shared_->input_done.load(); }

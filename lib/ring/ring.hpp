@@ -59,6 +59,9 @@ class Ring {
   void request_abort() noexcept;  // stop now, queued data is discarded
   bool abort_requested() const noexcept;
   void note_consumer_started() noexcept;
+  // The consumer has opened its output and is ready for blocks.
+  void set_consumer_ready() noexcept;
+  bool consumer_ready() const noexcept;
   // Marks that the consumer has already explained its own failure on stderr.
   void set_consumer_reported() noexcept;
   bool consumer_reported() const noexcept;

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@ volatile std::sig_atomic_t g_peer_gone = 0;   // reader: writer exited; writer: 
 volatile std::sig_atomic_t g_stop_input = 0;  // reader: the writer was signalled
 volatile std::sig_atomic_t g_drain = 1;       // drain the queue on the first signal
 volatile std::sig_atomic_t g_final_wait = 0;  // reader: waiting for the writer to finish
+volatile std::sig_atomic_t g_writer_pid = 0;  // reader: which child is the writer
 
 constexpr auto kPollInterval = 250ms;  // how soon a side notices the other's death
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -46,7 +48,13 @@ void on_reader_signal(int) {
   g_signals = g_signals + 1;
   request_stop();
 }
-void on_writer_exit(int) {
+// Other children (the remote shell of a host:path input) may end too; only
+// the writer's end counts. WNOWAIT leaves it to be reaped by its owner.
+void on_child_exit(int) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(g_writer_pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0)
+    return;
   g_peer_gone = 1;
   if (!g_final_wait) request_stop();
 }
@@ -139,8 +147,8 @@ std::unique_ptr<Tape> open_output(const Options& o) {
 
 class Writer {
  public:
-  Writer(Ring& ring, std::unique_ptr<Tape> output, const Options& options, Clock::time_point start,
-         pid_t reader)
+  Writer(Ring& ring, std::unique_ptr<Tape> output, const Options& options,
+         Clock::time_point start, pid_t reader)
       : ring_(ring),
         output_(std::move(output)),
         options_(options),
@@ -278,17 +286,26 @@ class Writer {
   int volume_ = 1;
 };
 
-int writer_process(Ring& ring, std::unique_ptr<Tape> output, const Options& options,
-                   Clock::time_point start, pid_t reader) {
+int writer_process(Ring& ring, const Options& options, Clock::time_point start, pid_t reader) {
   // Learn of the reader's death even while blocked in write(2).
   ::prctl(PR_SET_PDEATHSIG, SIGUSR2);
   install_handler(SIGUSR2, on_reader_death);
   for (int sig : kTerminatingSignals) install_handler(sig, on_writer_signal);
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGCHLD, SIG_DFL);
+  sigset_t child_signal;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  ::sigprocmask(SIG_UNBLOCK, &child_signal, nullptr);
   if (::getppid() != reader) g_peer_gone = 1;
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   return run_main("buffer (writer)", policy, [&] {
+    // The writer alone opens and owns the output, so no other process can
+    // close it (a .tap would get a filemark, a remote tape a close request).
+    // Failures here are still set-up failures: status 255, as in 1.19.
+    std::unique_ptr<Tape> output = open_output(options);
+    enlarge_pipe(output->poll_fd(), options.block_size);
+    ring.set_consumer_ready();
     Writer writer(ring, std::move(output), options, start, reader);
     return writer.run();
   });
@@ -378,6 +395,7 @@ class Reader {
   }
 
   int run() {
+    if (!wait_for_writer_ready()) return writer_setup_failed();
     if (options_.debug) print_stderr("R: Entering reader\n");
     bool more = true;
     std::string read_error;
@@ -417,6 +435,23 @@ class Reader {
   }
 
  private:
+  // Nothing is read before the output is open, so a failed open loses no input.
+  bool wait_for_writer_ready() {
+    while (!ring_.consumer_ready()) {
+      if (g_peer_gone) return false;
+      std::this_thread::sleep_for(1ms);
+    }
+    return true;
+  }
+
+  // The writer could not open the output: its status (255) is ours.
+  int writer_setup_failed() {
+    g_final_wait = 1;
+    clear_stop();
+    int status = writer_.wait();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : kExitRuntime;
+  }
+
   // False when reading must stop (signal, or the writer is gone).
   bool wait_for_free_block() {
     for (;;) {
@@ -529,11 +564,9 @@ int run(const Options& options) {
   if (options.next_volume && options.output.empty())
     throw UsageError("--next-volume needs -o: standard output cannot be reopened");
   // Every option has been checked before anything is opened (1.19 truncated
-  // -o while still parsing).
+  // -o while still parsing). The reader opens the input, the writer the output.
   std::unique_ptr<Tape> input = open_input(options);
-  std::unique_ptr<Tape> output = open_output(options);
   enlarge_pipe(input->poll_fd(), options.block_size);
-  enlarge_pipe(output->poll_fd(), options.block_size);
   if (options.debug) print_debug_geometry(options);
 
   std::unique_ptr<Ring> ring;
@@ -546,24 +579,27 @@ int run(const Options& options) {
 
   g_drain = options.drain_on_signal ? 1 : 0;
   ::signal(SIGPIPE, SIG_IGN);
-  install_handler(SIGCHLD, on_writer_exit);
+  install_handler(SIGCHLD, on_child_exit);
   install_handler(SIGUSR2, on_stop_input);
   for (int sig : kTerminatingSignals) install_handler(sig, on_reader_signal);
 
+  // SIGCHLD waits until the writer's pid is known to its handler.
+  sigset_t child_signal, previous_mask;
+  sigemptyset(&child_signal);
+  sigaddset(&child_signal, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &child_signal, &previous_mask);
   std::fflush(nullptr);
   Clock::time_point start = Clock::now();
   pid_t reader = ::getpid();
   pid_t pid = ::fork();
   if (pid == -1) throw ExactExit(kExitSetup, "buffer: unable to fork: " + strerror_text(errno) + "\n");
   if (pid == 0) {
-    // The child owns the output; the input's descriptors stay open but unused
-    // and must not be closed through the Tape (a remote input would hang up).
-    (void)input.release();
-    ::_exit(writer_process(*ring, std::move(output), options, start, reader));
+    // The input stays untouched here: _exit runs no destructor, so the
+    // reader's Tape is never closed from this side.
+    ::_exit(writer_process(*ring, options, start, reader));
   }
-  // Likewise the reader never closes the writer's output (a .tap would get
-  // a filemark, a remote tape a close request).
-  (void)output.release();
+  g_writer_pid = pid;
+  ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   Child writer(pid);
   StatusThread status_thread(*ring, options, start);
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};

@@ -79,12 +79,14 @@ assert_out() {
 }
 
 @test "rmt: S is one byte and is answered before any newline arrives" {
+  local l1 l2 pid to from
   coproc SERVER { exec "$RMT" --log none; }
-  printf 'Odata\n0\nS' >&"${SERVER[1]}"
-  read -r -t 20 l1 <&"${SERVER[0]}"
-  read -r -t 20 l2 <&"${SERVER[0]}"
-  exec {SERVER[1]}>&-
-  wait "$SERVER_PID"
+  pid=$SERVER_PID to=${SERVER[1]} from=${SERVER[0]}
+  printf 'Odata\n0\nS' >&"$to"
+  read -r -t 20 l1 <&"$from"
+  read -r -t 20 l2 <&"$from"
+  exec {to}>&-
+  wait "$pid"
   assert_equal "$l1" A0
   assert_equal "$l2" E25
 }
@@ -359,4 +361,36 @@ assert_out() {
   assert_equal "$status" 3
   assert_out $'A0\n'
   assert_equal "$(stat -c %s new)" 0
+}
+
+@test "rmt: S on a .tap answers a 48-byte struct mtget from the drive status" {
+  tapectl -w t.tap write 100 fm 200 fm >/dev/null
+  mt -f t.tap rewind
+  serve "O$PWD/t.tap"$'\n0\nI1\n1\nS'
+  assert_equal "$(head -c 10 out)" $'A0\nA1\nA48'
+  assert_equal "$(stat -c %s out)" 58
+  # mt_type 0x72, dsreg 0, gstat EOF|ONLINE|IM_REP_EN, fileno 1, blkno 0.
+  run bash -c 'tail -c 48 out | od -An -tx8 -N40; tail -c 8 out | od -An -td4'
+  assert_equal "$(echo $output)" "0000000000000072 0000000000000000 0000000000000000 0000000081010000 0000000000000000 1 0"
+}
+
+@test "rmt: s sub-commands answer one status field each" {
+  tapectl -w t.tap write 100 fm 200 fm >/dev/null
+  mt -f t.tap rewind
+  serve "O$PWD/t.tap"$'\n0\nI3\n1\nsTsFsBsfsX'
+  assert_out $'A0\nA1\nA114\nA0\nA1\nA16842752\nE22\nInvalid status field\n'
+}
+
+@test "rmt: raw Linux op numbers position a .tap" {
+  tapectl -w t.tap write 100 fm 200 fm 300 fm >/dev/null
+  serve "O$PWD/t.tap"$'\n0\nI6\n1\nI1\n2\nsF'
+  assert_out $'A0\nA1\nA2\nA2\n'
+}
+
+@test "rmt: after I-1 the portable op numbers apply (I0 writes a filemark, I5 rewinds)" {
+  mt -f t.tap vt-create 0
+  serve "O$PWD/t.tap"$'\n2 O_RDWR\nI-1\n0\nI0\n1\nI5\n1\nsFI1\n1\nsF'
+  assert_out $'A0\nA1\nA1\nA1\nA0\nA1\nA1\n'
+  run tapectl -r t.tap op rewind : read 1
+  assert_output 0
 }

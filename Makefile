@@ -18,7 +18,7 @@ LDLIBS := -pthread
 PKGS_BUILD := g++ make libcxxopts-dev libboost-dev
 PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev \
              buffer mbuffer tar cpio dump mt-st openssh-server openssh-client \
-             e2fsprogs strace mandoc xxd procps coreutils openssl
+             e2fsprogs strace mandoc xxd procps coreutils openssl clang libclang-rt-14-dev
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time
 PKGS_FUZZ := clang libclang-rt-14-dev
@@ -35,7 +35,7 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.cpp=$(BUILD)/test-bin/%)
 SHIM_SRCS := $(sort $(wildcard tests/shim/*.c))
 SHIMS := $(SHIM_SRCS:tests/shim/%.c=$(BUILD)/test-lib/%.so)
 
-.PHONY: all test test-asan unit demo bench fuzz lint install clean deps-build deps-test deps-demo deps-bench
+.PHONY: all test test-asan unit demo bench fuzz lint install clean deps-build deps-test deps-demo deps-bench deps-fuzz
 all: $(BINS)
 
 # Installs the Debian packages in $(1) that are missing; not root: says how.
@@ -105,6 +105,22 @@ demo: deps-demo all
 
 bench: deps-bench all $(HELPER_BINS)
 	@BUILD=$(BUILD) bench/run-all
+
+# libFuzzer targets (tests/fuzz/*.cpp) built with clang against lib/ and
+# lib/rmt/, each run for FUZZ_TIME seconds on its corpus in tests/fuzz/corpus/
+# (new inputs go to $(BUILD)/fuzz/, the kept corpus is only read).
+FUZZ_TIME ?= 60
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.cpp))
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.cpp=$(BUILD)/fuzz/%)
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $$f.corpus tests/fuzz/corpus/$$n; \
+	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
+	    $$f.corpus tests/fuzz/corpus/$$n 2>$$f.log || { tail -40 $$f.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units' $$f.log | sed "s|^|$$n: |"; done
+$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(wildcard lib/*.cpp lib/*.hpp lib/rmt/*.cpp lib/rmt/*.hpp) | deps-fuzz
+	@mkdir -p $(@D)
+	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(wildcard lib/*.cpp lib/rmt/*.cpp) -pthread
+deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
 
 lint:
 	mandoc -T lint -W warning man/*.[18]

@@ -439,3 +439,17 @@ check_size() {
   "$REBLOCK" -i t.tap -o out.bin
   assert_equal "$(sha out.bin)" "$(head -c 92160 in.bin | sha256sum | cut -d' ' -f1)"
 }
+
+@test "reblock: a malformed --max-record exits 2 and names the value" {
+  run --separate-stderr "$REBLOCK" --max-record 1x -i /dev/null
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: invalid --max-record '1x': unknown unit (use b, k, m, g or t)"
+}
+
+@test "reblock: -B on a .tap makes the last record full size too" {
+  random_bytes 100000 25 >in.bin
+  run "$REBLOCK" -B -s 10240 -i in.bin -o t.tap
+  assert_success
+  tap_records t.tap >writes.txt
+  assert_exact_records 10240 102400
+}

@@ -260,6 +260,30 @@ EOF
 EOF
 }
 
+# Runs "$@" with a private, empty /dev holding only what $dev_setup makes.
+in_private_dev() {
+  unshare -m sh -c "mount -t tmpfs none /dev && $dev_setup && exec \"\$@\"" sh "$@"
+}
+
+@test "mt: the default /dev/tape is used without -f or TAPE, and must be a character device" {
+  dev_setup=true in_private_dev true 2>/dev/null || skip "needs unshare -m (root)"
+  local prog
+  for prog in "$MT" "$MT_ST"; do
+    dev_setup=': >/dev/tape' in_private_dev "$prog" status >"$(basename "$prog").file.out" 2>&1 &&
+      echo "$prog: status on a regular /dev/tape succeeded" && return 1
+    dev_setup='mknod /dev/tape c 1 3' in_private_dev "$prog" status >"$(basename "$prog").chr.out" 2>&1 &&
+      echo "$prog: status on a null /dev/tape succeeded" && return 1
+  done
+  cmp mt.file.out mt-st.file.out
+  cmp mt.chr.out mt-st.chr.out
+  assert_equal "$(sed -n 1p mt.file.out)" "The default '/dev/tape' is not a character device."
+  assert_equal "$(cat mt.chr.out)" "/dev/tape: Inappropriate ioctl for device"
+  dev_setup=': >/dev/tape' run in_private_dev "$MT" status
+  assert_equal "$status" 1
+  dev_setup='mknod /dev/tape c 1 3' run in_private_dev "$MT" status
+  assert_equal "$status" 2
+}
+
 @test "mt: only the second character of an option word counts, as in mt-st" {
   table_same_as_mt_st <<'EOF'
 2 -fxyz /dev/null status

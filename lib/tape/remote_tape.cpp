@@ -171,7 +171,7 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
   throw Error(EIO, action + " " + name() + ": " + why);
 }
 
-void RemoteTape::send(std::string_view bytes) {
+void RemoteTape::send(std::string_view bytes, const std::string& action) {
   if (broken_ || !link_.to_child.valid())
     throw Error(EIO, "rmt link to " + name() + ": connection lost");
   SigpipeGuard guard;
@@ -179,7 +179,7 @@ void RemoteTape::send(std::string_view bytes) {
     write_all(link_.to_child.get(), std::as_bytes(std::span(bytes.data(), bytes.size())),
               "rmt link");
   } catch (const Error& e) {
-    lose_connection("write", std::string("connection lost (") + e.what() + ")");
+    lose_connection(action, std::string("connection lost (") + e.what() + ")");
   }
 }
 
@@ -196,7 +196,7 @@ rmt::Reply RemoteTape::receive(const std::string& action) {
 }
 
 std::int64_t RemoteTape::transact(std::string_view request, const std::string& action) {
-  send(request);
+  send(request, action);
   rmt::Reply r = receive(action);
   if (!r.ok) throw Error(r.errnum, action + " " + name());
   return r.value;
@@ -204,7 +204,7 @@ std::int64_t RemoteTape::transact(std::string_view request, const std::string& a
 
 std::size_t RemoteTape::read(std::span<std::byte> buf) {
   request_ = "R" + std::to_string(buf.size()) + "\n";
-  send(request_);
+  send(request_, "read");
   rmt::Reply r = receive("read");
   if (!r.ok) throw Error(r.errnum, "read " + name());
   // A server sending more than asked would overflow the caller's buffer
@@ -226,7 +226,7 @@ std::size_t RemoteTape::read(std::span<std::byte> buf) {
 void RemoteTape::write(std::span<const std::byte> data) {
   request_ = "W" + std::to_string(data.size()) + "\n";
   request_.append(reinterpret_cast<const char*>(data.data()), data.size());
-  send(request_);
+  send(request_, "write");
   rmt::Reply r = receive("write");
   if (!r.ok) throw Error(r.errnum, "write " + name());
   if (static_cast<std::uint64_t>(r.value) != data.size())
@@ -238,7 +238,7 @@ void RemoteTape::probe_version() {
   if (version_ != Version::unknown) return;
   // v1 servers (ours, rmt-dump, star, Solaris) answer exactly A1 and then
   // take portable op numbers; others fail the bogus ioctl and stay raw.
-  send("I-1\n0\n");
+  send("I-1\n0\n", "probe");
   rmt::Reply r = receive("probe");
   version_ = r.ok && r.value == 1 ? Version::v1 : Version::v0;
 }
@@ -285,7 +285,7 @@ TapeStatus RemoteTape::status() {
         {'f', &rmt::MtGet::gstat, false},
     };
     for (const auto& f : fields) {
-      send(std::string("s") + f.sub);
+      send(std::string("s") + f.sub, "status");
       rmt::Reply r = receive("status");
       if (r.ok)
         m.*(f.value) = r.value;
@@ -293,14 +293,14 @@ TapeStatus RemoteTape::status() {
         throw Error(r.errnum, "tape status of " + name());
     }
     for (char sub : {'F', 'B'}) {
-      send(std::string("s") + sub);
+      send(std::string("s") + sub, "status");
       rmt::Reply r = receive("status");
       std::int32_t v = r.ok ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX)) : -1;
       (sub == 'F' ? m.fileno : m.blkno) = v;
     }
     return from_mtget(m);
   }
-  send("S");
+  send("S", "status");
   // GNU rmt up to tar 1.35 waits for a newline after S, which BSD-lineage
   // servers would take as a garbage command: send it only if no reply comes.
   rmt::Reply r;
@@ -312,7 +312,7 @@ TapeStatus RemoteTape::status() {
     } catch (const Error& e) {
       source_->set_timeout(-1);
       if (e.errnum() != ETIMEDOUT) lose_connection("status", "connection lost");
-      send("\n");
+      send("\n", "status");
       r = receive("status");
     }
   } else {

@@ -3,14 +3,11 @@
 #include "commands.hpp"
 
 #include <array>
-#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <fcntl.h>
 #include <iostream>
-#include <memory>
 #include <string_view>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>

@@ -1,10 +1,11 @@
 // mt's virtual-tape commands: vt-create, vt-protect and verify on *.tap images.
+#include "session.hpp"
+
 #include <iostream>
 #include <string_view>
 
 #include "../../lib/size.hpp"
 #include "../../lib/tape/simh_tape.hpp"
-#include "session.hpp"
 
 namespace mt {
 namespace {

@@ -832,3 +832,11 @@ tapehost -l op /usr/sbin/rmt"
   assert_equal "$status" 1
   assert_equal "$(sed -n 1p <<<"$stderr")" "usage: mt [-v] [--version] [-h] [ -f device ] command [ count ]"
 }
+
+@test "mt: --file=DEVICE names the device like -f" {
+  FAKE_ST_POS=42 fake run "$MT" --file=/dev/zero tell
+  assert_success
+  assert_output "At block 42."
+  FAKE_ST_POS=43 fake run "$MT" --file /dev/zero tell
+  assert_output "At block 43."
+}

@@ -320,11 +320,16 @@ void Session::write(const rmt::Request& r) {
     drain_payload(n);
     throw Refusal{EINVAL, "Record larger than the server's limit"};
   }
-  std::byte* data = record_buffer(static_cast<std::size_t>(n));
-  receive_payload(std::span(data, static_cast<std::size_t>(n)));
+  auto size = static_cast<std::size_t>(n);
+  std::span<const std::byte> record = in_.take_buffered(size);
+  if (record.size() != size) {
+    std::byte* data = record_buffer(size);
+    receive_payload(std::span(data, size));
+    record = std::span(data, size);
+  }
   if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
   if ((tape_flags_ & O_ACCMODE) == O_RDONLY) throw Refusal{EBADF, "Bad file descriptor"};
-  if (n > 0) tape_->write(std::span(data, static_cast<std::size_t>(n)));
+  if (n > 0) tape_->write(record);
   bytes_in_ += n;
   reply_ok(n);
 }

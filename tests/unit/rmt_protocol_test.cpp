@@ -1,0 +1,145 @@
+// The rmt codec's decoders: one table row per input (rmt-protocol.md §5, §6, §7).
+#include "../../lib/rmt/protocol.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace tk::rmt;
+
+TEST(RmtOpenFlags, SymbolicWinsAndNumbersAloneKeepTheAccessMode) {
+  struct Row {
+    const char* text;
+    int flags;
+  } rows[] = {
+      {"0", O_RDONLY},
+      {"577", O_WRONLY},
+      {"2", O_RDWR},
+      {"65 O_WRONLY|O_CREAT", O_WRONLY | O_CREAT},
+      {"1 O_RDONLY", O_RDONLY},
+      {"O_WRONLY|O_CREAT|O_TRUNC", O_WRONLY | O_CREAT | O_TRUNC},
+      {"WRONLY|CREAT", O_WRONLY | O_CREAT},
+      {"O_WRONLY | O_APPEND", O_WRONLY | O_APPEND},
+      {"O_WRONLY|O_CREAT|", O_WRONLY | O_CREAT},
+      {"0 O_RDONLY|O_LARGEFILE", O_RDONLY},
+      {"O_CREAT", O_RDONLY | O_CREAT},
+  };
+  for (const auto& row : rows) {
+    auto f = parse_open_flags(row.text);
+    ASSERT_TRUE(f) << row.text;
+    EXPECT_EQ(*f, row.flags) << row.text;
+  }
+}
+
+TEST(RmtOpenFlags, RejectsWhatGnuRejects) {
+  for (const char* text : {"", "junk", "0 junk", "-1", "|O_WRONLY", "O_WRONLY||O_CREAT",
+                           "O_WRONLY|O_BOGUS", "o_wronly", "64|512", "3", "O_RDWR|O_WRONLY",
+                           "99999999999"})
+    EXPECT_FALSE(parse_open_flags(text)) << text;
+}
+
+TEST(RmtOpenFlags, FormatsAccessModeNumberAndNames) {
+  EXPECT_EQ(format_open_flags(O_WRONLY | O_CREAT | O_TRUNC), "1 O_WRONLY|O_CREAT|O_TRUNC");
+  EXPECT_EQ(format_open_flags(O_RDONLY), "0 O_RDONLY");
+  EXPECT_EQ(format_open_flags(O_RDWR | O_CREAT), "2 O_RDWR|O_CREAT");
+}
+
+TEST(RmtNumber, IsStrictDecimal) {
+  EXPECT_EQ(parse_number("10240"), 10240);
+  EXPECT_EQ(parse_number(" +5"), 5);
+  EXPECT_EQ(parse_number("-1"), -1);
+  EXPECT_EQ(parse_number("010"), 10);
+  for (const char* text : {"", "5 ", "0x5", "abc", "5\r", "99999999999999999999", "-"})
+    EXPECT_FALSE(parse_number(text)) << text;
+}
+
+TEST(RmtSeek, AutomaticOrderMatchesWhatEachClientMeant) {
+  struct Row {
+    const char* a;
+    const char* b;
+    std::int64_t offset;
+    int whence;
+  } rows[] = {
+      {"0", "1", 0, 1},           // tar 1.34 tell
+      {"1", "0", 0, 1},           // tar 1.35 tell
+      {"184320", "1", 184320, 1}, // tar 1.34 skip
+      {"1", "10240", 10240, 1},   // tar 1.35 skip
+      {"20480", "0", 20480, 0},   // tar 1.34 set
+      {"0", "30720", 30720, 0},   // tar 1.35 set
+      {"0", "10", 0, 10},         // dump QFA tell
+      {"1234", "11", 1234, 11},   // dump QFA seek
+      {"2", "0", 0, 2},           // GNU end
+      {"0", "2", 0, 2},           // BSD end
+      {"SEEK_END", "0", 0, 2},
+      {"-5", "END", -5, 2},
+      {"1", "3", 1, 3},           // ambiguous: BSD by default
+  };
+  for (const auto& row : rows) {
+    auto s = decode_seek(row.a, row.b, SeekOrder::automatic);
+    ASSERT_TRUE(s) << row.a << "/" << row.b;
+    EXPECT_EQ(s->offset, row.offset) << row.a << "/" << row.b;
+    EXPECT_EQ(s->whence, row.whence) << row.a << "/" << row.b;
+  }
+  EXPECT_FALSE(decode_seek("abc", "0", SeekOrder::automatic));
+  EXPECT_FALSE(decode_seek("END", "SET", SeekOrder::automatic));
+  EXPECT_EQ(decode_seek("1", "3", SeekOrder::gnu)->offset, 3);
+}
+
+TEST(RmtOps, V1NumbersMapToLinuxAndBack) {
+  EXPECT_EQ(linux_op_from_v1(0), 5);   // weof
+  EXPECT_EQ(linux_op_from_v1(5), 6);   // rewind
+  EXPECT_EQ(linux_op_from_v1(10), 12); // eom
+  EXPECT_FALSE(linux_op_from_v1(11));
+  EXPECT_FALSE(linux_op_from_v1(-1));
+  EXPECT_EQ(v1_op_from_linux(6), 5);
+  EXPECT_FALSE(v1_op_from_linux(32));  // compression has no portable number
+  EXPECT_EQ(linux_op_from_extended(4), 12);
+  EXPECT_FALSE(linux_op_from_extended(0));
+}
+
+TEST(RmtMtget, Encodes48LittleEndianBytes) {
+  MtGet m;
+  m.type = 0x72;
+  m.dsreg = 0x40000200;
+  m.gstat = 0x41000000;
+  m.fileno = 2;
+  m.blkno = 5;
+  auto bytes = encode_mtget(m);
+  EXPECT_EQ(std::to_integer<int>(bytes[0]), 0x72);
+  EXPECT_EQ(std::to_integer<int>(bytes[17]), 0x02);
+  EXPECT_EQ(std::to_integer<int>(bytes[27]), 0x41);
+  EXPECT_EQ(std::to_integer<int>(bytes[40]), 2);
+  EXPECT_EQ(std::to_integer<int>(bytes[44]), 5);
+  auto back = decode_mtget(bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->dsreg, m.dsreg);
+  EXPECT_EQ(back->blkno, 5);
+  EXPECT_FALSE(decode_mtget(std::span(bytes).first(24)));
+  EXPECT_EQ(status_field(m, 'f'), 0x41000000);
+  EXPECT_FALSE(status_field(m, 'X'));
+}
+
+TEST(RmtReplies, StayShortAndNeverSendErrnoZero) {
+  std::string out;
+  append_error(out, 0, std::string(200, 'x') + "\n");
+  EXPECT_EQ(out.substr(0, 3), "E5\n");
+  EXPECT_EQ(out.size(), 3 + 78 + 1);
+}
+
+TEST(RmtRequests, ReadsAllLinesBeforeAnythingIsDecided) {
+  std::string wire = "O" + std::string(5000, 'a') + "\n0\nR5\n";
+  MemorySource source(std::as_bytes(std::span(wire.data(), wire.size())));
+  BufferedReader in(source, 128);
+  Request r;
+  ASSERT_TRUE(read_request(in, Limits{}, r));
+  EXPECT_EQ(r.command, 'O');
+  EXPECT_TRUE(r.too_long[0]);
+  EXPECT_EQ(r.lines[1], "0");
+  ASSERT_TRUE(read_request(in, Limits{}, r));
+  EXPECT_EQ(r.command, 'R');
+  EXPECT_EQ(r.lines[0], "5");
+  EXPECT_FALSE(read_request(in, Limits{}, r));
+}
+
+}  // namespace

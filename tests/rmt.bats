@@ -371,7 +371,7 @@ assert_out() {
   assert_equal "$(stat -c %s out)" 58
   # mt_type 0x72, dsreg 0, gstat EOF|ONLINE|IM_REP_EN, fileno 1, blkno 0.
   run bash -c 'tail -c 48 out | od -An -tx8 -N40; tail -c 8 out | od -An -td4'
-  assert_equal "$(echo $output)" "0000000000000072 0000000000000000 0000000000000000 0000000081010000 0000000000000000 1 0"
+  assert_equal "$(tr -s ' \n' ' ' <<<"$output")" " 0000000000000072 0000000000000000 0000000000000000 0000000081010000 0000000000000000 1 0 "
 }
 
 @test "rmt: s sub-commands answer one status field each" {

@@ -507,8 +507,9 @@ EOF
 
 @test "tape: with a capacity the data accepted before ENOSPC lies between half of it and it plus one record" {
   "$MT" -f c.tap vt-create 1M
-  sizes=$(printf '10240 %.0s' $(seq 200))
-  run -1 tapectl c.tap write $sizes
+  sizes=()
+  for _ in $(seq 200); do sizes+=(10240); done
+  run -1 tapectl c.tap write "${sizes[@]}"
   assert_output "ENOSPC"
   "$MT" -f c.tap rewind
   accepted=$(tapectl c.tap read 200 | grep -c '^10240$')

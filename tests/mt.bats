@@ -231,6 +231,7 @@ EOF
 1 -f /dev/null stclearoptions s
 1 -f /dev/null stoptions no
 1 -f /dev/null stoptions ''
+1 -f /dev/null stoptions -1
 EOF
   run --separate-stderr "$MT" -f /dev/null stoptions no
   assert_equal "$stderr" "Property name 'no' ambiguous."
@@ -348,6 +349,10 @@ EOF
 0 -f /dev/zero stoptions
 0 -f /dev/zero stoptions 0x107
 0 -f /dev/zero stoptions 0xf0000107
+0 -f /dev/zero stoptions 7 nosuch
+0 -f /dev/zero defcompression
+0 -f /dev/zero sttimeout 0x7fffffff
+0 -f /dev/zero stsetcln 12junk
 0 -f /dev/zero stoptions buffer-writes two-fms
 0 -f /dev/zero stsetoptions sili
 0 -f /dev/zero stsetoptions buf two

@@ -4,6 +4,9 @@
 # mt-st side by side), and what it adds: --json, remote names and virtual
 # tapes. Drives are faked with tests/shim/fake_st.c, which answers the tape
 # ioctls on /dev/zero and logs them.
+
+# bats' run sets $status, $output, $stderr and $lines.
+# shellcheck disable=SC2154
 bats_require_minimum_version 1.5.0
 load test_helper
 
@@ -43,11 +46,11 @@ same_as_mt_st() {
 # Reads "STATUS ARGS..." lines on stdin; each must behave as with mt-st and
 # exit with STATUS.
 table_same_as_mt_st() {
-  local expected line
+  local expected line words
   while read -r expected line; do
     [ -n "$expected" ] || continue
-    eval "set -- $line"
-    same_as_mt_st "$@" || return 1
+    eval "words=($line)"
+    same_as_mt_st "${words[@]}" || return 1
     if [ "$same_status" != "$expected" ]; then
       echo "mt $line: exits $same_status, expected $expected"
       return 1
@@ -261,27 +264,30 @@ EOF
 EOF
 }
 
-# Runs "$@" with a private, empty /dev holding only what $dev_setup makes.
+# in_private_dev SETUP COMMAND...: runs COMMAND with a private, empty /dev
+# holding only what the shell command SETUP makes.
 in_private_dev() {
-  unshare -m sh -c "mount -t tmpfs none /dev && $dev_setup && exec \"\$@\"" sh "$@"
+  local setup=$1
+  shift
+  unshare -m sh -c "mount -t tmpfs none /dev && $setup && exec \"\$@\"" sh "$@"
 }
 
 @test "mt: the default /dev/tape is used without -f or TAPE, and must be a character device" {
-  dev_setup=true in_private_dev true 2>/dev/null || skip "needs unshare -m (root)"
+  in_private_dev true true 2>/dev/null || skip "needs unshare -m (root)"
   local prog
   for prog in "$MT" "$MT_ST"; do
-    dev_setup=': >/dev/tape' in_private_dev "$prog" status >"$(basename "$prog").file.out" 2>&1 &&
+    in_private_dev ': >/dev/tape' "$prog" status >"$(basename "$prog").file.out" 2>&1 &&
       echo "$prog: status on a regular /dev/tape succeeded" && return 1
-    dev_setup='mknod /dev/tape c 1 3' in_private_dev "$prog" status >"$(basename "$prog").chr.out" 2>&1 &&
+    in_private_dev 'mknod /dev/tape c 1 3' "$prog" status >"$(basename "$prog").chr.out" 2>&1 &&
       echo "$prog: status on a null /dev/tape succeeded" && return 1
   done
   cmp mt.file.out mt-st.file.out
   cmp mt.chr.out mt-st.chr.out
   assert_equal "$(sed -n 1p mt.file.out)" "The default '/dev/tape' is not a character device."
   assert_equal "$(cat mt.chr.out)" "/dev/tape: Inappropriate ioctl for device"
-  dev_setup=': >/dev/tape' run in_private_dev "$MT" status
+  run in_private_dev ': >/dev/tape' "$MT" status
   assert_equal "$status" 1
-  dev_setup='mknod /dev/tape c 1 3' run in_private_dev "$MT" status
+  run in_private_dev 'mknod /dev/tape c 1 3' "$MT" status
   assert_equal "$status" 2
 }
 
@@ -447,7 +453,7 @@ open rdonly nonblock"
 @test "mt: status prints mt-st's text byte for byte for many drive states" {
   local state
   while read -r state; do
-    # shellcheck disable=SC2086 # $state is a list of assignments
+    # shellcheck disable=SC2086,SC2163 # $state is a list of assignments
     (export $state && LD_PRELOAD=$FAKE_ST same_as_mt_st -f /dev/zero status) ||
       { echo "state: $state"; return 1; }
   done <<'EOF'

@@ -41,6 +41,17 @@ tap_records() {
     awk 'done { next } $1 == 0 || $1 !~ /^[0-9]+$/ { done = 1; next } { print $1, $1 }'
 }
 
+# Waits (10 s at most) until process $1 is blocked reading its standard
+# input: /proc/PID/syscall then starts with read's number (0 on x86-64) and fd 0.
+wait_reading_stdin() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [[ $(cat "/proc/$1/syscall" 2>/dev/null) == "0 0x0 "* ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # Checks writes.txt: every write asked for and wrote $1 bytes except the last,
 # which wrote $2 bytes in total modulo $1; prints the first offender.
 assert_exact_records() {
@@ -452,4 +463,24 @@ check_size() {
   assert_success
   tap_records t.tap >writes.txt
   assert_exact_records 10240 102400
+}
+
+@test "reblock: SIGTERM writes what was read, prints -t's totals and ends by the signal" {
+  mkfifo in.fifo
+  # The bytes wait in the pipe before reblock starts, so its first read gets
+  # them and a blocked read can only be the next one.
+  exec 7<>in.fifo
+  printf abc >&7
+  "$REBLOCK" -t -o out.bin <in.fifo 2>err.txt 3>&- 7>&- &
+  local pid=$! status=0
+  wait_reading_stdin "$pid"
+  kill -TERM "$pid"
+  wait "$pid" || status=$?
+  exec 7>&-
+  assert_equal "$status" 143
+  assert_equal "$(cat out.bin)" abc
+  assert_equal "$(cat err.txt)" "0+1 records in
+0+1 records out
+$(grep '^3 bytes copied' err.txt)
+reblock: read standard input: Interrupted system call"
 }

@@ -4,7 +4,8 @@
 // format it follows) and buffer 1.19's reblocking (buffer-reference.md §1):
 // every write is exactly -s bytes, the last one short unless -B pads it.
 // Input and output are tapekit Tape names (file, pipe, st device, .tap image,
-// host:path). Exit statuses: 0 done, 1 failed, 2 bad command line.
+// host:path). Exit statuses: 0 done, 1 failed, 2 bad command line; on
+// SIGINT/SIGTERM/SIGHUP it writes what it read, then dies by the signal.
 // Deviations from dd: the copy stops at the input's first filemark (tar's and
 // dd's reading of "one tape file"), and bytes already read are written before
 // a read error is reported.
@@ -106,6 +107,24 @@ Options parse_options(int argc, char** argv, bool& help) {
   return options;
 }
 
+// The signal (SIGINT, SIGTERM, SIGHUP) that asked reblock to stop; once it
+// has written what it read, reblock dies by it, so callers see the signal.
+volatile std::sig_atomic_t stop_signal = 0;
+
+extern "C" void on_stop_signal(int signal_number) {
+  stop_signal = signal_number;
+  tk::request_stop();
+}
+
+// Without SA_RESTART, so that a read or write blocked on a slow pipe or a
+// tape returns EINTR and the copy can end tidily.
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
+}
+
 // Prints -t's summary when the copy ends, also when it ends in an error.
 class SummaryAtExit {
  public:
@@ -138,6 +157,7 @@ int run(int argc, char** argv) {
   }
   // A reader that went away shows as EPIPE, which run_main reports quietly.
   std::signal(SIGPIPE, SIG_IGN);
+  catch_stop_signals();
 
   // The input first: a missing input must not truncate the output.
   auto in = tk::open_tape(options.input, O_RDONLY);
@@ -165,5 +185,10 @@ int main(int argc, char** argv) {
   policy.usage = static_cast<int>(Exit::usage);
   policy.failure = static_cast<int>(Exit::failure);
   policy.usage_text = usage_text;
-  return tk::run_main("reblock", policy, [&] { return run(argc, argv); });
+  int status = tk::run_main("reblock", policy, [&] { return run(argc, argv); });
+  if (stop_signal != 0) {
+    std::signal(stop_signal, SIG_DFL);
+    std::raise(stop_signal);
+  }
+  return status;
 }

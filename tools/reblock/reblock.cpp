@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
 
 namespace tk::reblock {
 namespace {
@@ -163,6 +164,8 @@ void copy_reblocked(Tape& in, Tape& out, const Options& options, Totals& totals)
   for (;;) {
     std::size_t n = 0;
     try {
+      // A stop signal that came between two reads ends the copy here.
+      if (stop_requested()) throw Interrupted("read " + in.name());
       // From a stream, read straight into the output buffer; records must be
       // read whole, so they go through their own buffer.
       n = stream ? in.read(blocks.free_space()) : read_bounded(in, record, options);
@@ -190,6 +193,7 @@ void copy_records(Tape& in, Tape& out, const Options& options, Totals& totals) {
   AlignedBuffer record_buffer = allocate_aligned(options.max_record);
   std::span<std::byte> record(record_buffer.get(), options.max_record);
   for (;;) {
+    if (stop_requested()) throw Interrupted("read " + in.name());
     std::size_t n = read_bounded(in, record, options);
     if (n == 0) break;
     totals.bytes_in += n;

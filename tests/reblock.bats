@@ -27,7 +27,7 @@ traced_reblock() {
 }
 
 # traced_reblock with input file $1 fed through the chunker.
-reblock_traced() {
+chunked_traced_reblock() {
   local input=$1
   shift
   chunker 7 1 200000 <"$input" | traced_reblock "$@"
@@ -52,8 +52,9 @@ wait_reading_stdin() {
   return 1
 }
 
-# Checks writes.txt: every write asked for and wrote $1 bytes except the last,
-# which wrote $2 bytes in total modulo $1; prints the first offender.
+# Checks writes.txt for $2 bytes in records of $1 bytes: every write asked
+# for and wrote $1 bytes except the last, which holds the rest; prints every
+# offender.
 assert_exact_records() {
   local size=$1 total=$2
   local records=$(((total + size - 1) / size)) last=$((total % size))
@@ -69,7 +70,7 @@ assert_exact_records() {
 check_size() {
   local size=$1 total=$2
   random_bytes "$total" 3 >in.bin
-  reblock_traced in.bin -s "$size"
+  chunked_traced_reblock in.bin -s "$size"
   assert_exact_records "$size" "$total"
   assert_equal "$(sha out.bin)" "$(sha in.bin)"
 }
@@ -84,7 +85,7 @@ check_size() {
 
 @test "reblock: the default size is 10240 bytes, like tar's 20-block records" {
   random_bytes 1000000 4 >in.bin
-  reblock_traced in.bin
+  chunked_traced_reblock in.bin
   assert_exact_records 10240 1000000
   assert_equal "$(sha out.bin)" "$(sha in.bin)"
 }
@@ -103,7 +104,7 @@ check_size() {
 
 @test "reblock: an input that is a whole number of records ends with a full record" {
   random_bytes $((40 * 4096)) 5 >in.bin
-  reblock_traced in.bin -s 4k
+  chunked_traced_reblock in.bin -s 4k
   assert_exact_records 4096 $((40 * 4096))
 }
 
@@ -149,7 +150,7 @@ check_size() {
 
 @test "reblock: -B writes the padded last record in one write of the full size" {
   random_bytes 100000 10 >in.bin
-  reblock_traced in.bin -B -s 30000
+  chunked_traced_reblock in.bin -B -s 30000
   assert_exact_records 30000 120000
 }
 

@@ -577,12 +577,17 @@ class SimhTape final : public Tape {
     truncate_here();
     last_write_ = false;
     if (count <= 0) return;
-    std::vector<std::byte> marks(4 * static_cast<std::size_t>(count));
-    iovec iov{marks.data(), marks.size()};
-    append(&iov, 1, marks.size(), 0);
-    state_.lba += count;
-    if (state_.file >= 0) state_.file += count;
-    state_.block = 0;
+    // In slices, so that a huge count costs time (as on a drive), not memory.
+    constexpr int slice = 16384;
+    std::vector<std::byte> marks(4 * static_cast<std::size_t>(std::min(count, slice)));
+    for (int left = count; left > 0; left -= slice) {
+      int now = std::min(left, slice);
+      iovec iov{marks.data(), 4 * static_cast<std::size_t>(now)};
+      append(&iov, 1, iov.iov_len, 0);
+      state_.lba += now;
+      if (state_.file >= 0) state_.file += now;
+      state_.block = 0;
+    }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
   }
 

@@ -485,3 +485,17 @@ check_size() {
 $(grep '^3 bytes copied' err.txt)
 reblock: read standard input: Interrupted system call"
 }
+
+@test "reblock: -t and the output match GNU dd bs=N iflag=fullblock (conv=sync for -B)" {
+  local row size total pad
+  for row in "10240 100000 -" "10240 100000 B" "512 1 -" "512 1 B" "1048576 5000000 -" "4096 8192 B" "1000 999 -"; do
+    read -r size total pad <<<"$row"
+    random_bytes "$total" 26 >in.bin
+    local dd_flags=() rb_flags=()
+    if [ "$pad" = B ]; then dd_flags=(conv=sync) rb_flags=(-B); fi
+    dd bs="$size" iflag=fullblock "${dd_flags[@]}" if=in.bin of=dd.bin 2>dd.txt
+    "$REBLOCK" -t "${rb_flags[@]}" -s "$size" -i in.bin -o rb.bin 2>rb.txt
+    assert_equal "$(sha rb.bin)" "$(sha dd.bin)"
+    assert_equal "$(sed 's/ copied, .*//' rb.txt)" "$(sed 's/ copied, .*//' dd.txt)"
+  done
+}

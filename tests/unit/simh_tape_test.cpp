@@ -1,0 +1,124 @@
+// The virtual tape's API for mt: vt-create, vt-protect, the validator, and
+// the drive state kept beside the image.
+#include "../../lib/tape/simh_tape.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <gtest/gtest.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "../../lib/error.hpp"
+
+namespace {
+
+class SimhTapeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/simh-tape-unit-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    dir_ = dir;
+    image_ = dir_ + "/t.tap";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  int errno_of(const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (const tk::Error& e) {
+      return e.errnum();
+    }
+    return 0;
+  }
+
+  void write_records(std::initializer_list<std::size_t> sizes) {
+    auto tape = tk::open_simh_tape(image_, O_WRONLY | O_CREAT);
+    for (std::size_t n : sizes) {
+      std::vector<std::byte> rec(n, std::byte{0x5a});
+      tape->write(rec);
+    }
+    tape->close();
+  }
+
+  std::string dir_;
+  std::string image_;
+};
+
+TEST_F(SimhTapeTest, CreateMakesABlankImageWithItsCapacity) {
+  tk::create_virtual_tape(image_, 1 << 20);
+  std::ifstream state(tk::simh_state_path(image_));
+  std::string text((std::istreambuf_iterator<char>(state)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("capacity 1048576\n"), std::string::npos) << text;
+  auto tape = tk::open_simh_tape(image_, O_RDONLY);
+  tk::TapeStatus s = tape->status();
+  EXPECT_TRUE(s.bot);
+  EXPECT_TRUE(s.online);
+  EXPECT_EQ(s.drive_type, 0x72);
+  EXPECT_EQ(s.block_size, 0u);
+}
+
+TEST_F(SimhTapeTest, CreateRefusesAnImageHoldingData) {
+  write_records({10});
+  EXPECT_EQ(errno_of([&] { tk::create_virtual_tape(image_, 0); }), EEXIST);
+}
+
+TEST_F(SimhTapeTest, CreateRefusesAnImageInUse) {
+  tk::create_virtual_tape(image_, 0);
+  auto tape = tk::open_simh_tape(image_, O_RDONLY);
+  EXPECT_EQ(errno_of([&] { tk::create_virtual_tape(image_, 0); }), EBUSY);
+}
+
+TEST_F(SimhTapeTest, ProtectionRefusesWritersWithEROFSUntilCleared) {
+  write_records({10});
+  tk::set_virtual_tape_protect(image_, true);
+  EXPECT_EQ(errno_of([&] { tk::open_simh_tape(image_, O_RDWR); }), EROFS);
+  EXPECT_TRUE(tk::open_simh_tape(image_, O_RDONLY)->status().write_protected);
+  tk::set_virtual_tape_protect(image_, false);
+  EXPECT_EQ(errno_of([&] { tk::open_simh_tape(image_, O_RDWR); }), 0);
+}
+
+TEST_F(SimhTapeTest, ProtectingAMissingImageFailsWithENOENT) {
+  EXPECT_EQ(errno_of([&] { tk::set_virtual_tape_protect(image_, true); }), ENOENT);
+}
+
+TEST_F(SimhTapeTest, ValidatorPassesWhatTheTapeWrote) {
+  write_records({1, 2, 3, 65535});
+  EXPECT_FALSE(tk::validate_simh_image(image_).has_value());
+}
+
+TEST_F(SimhTapeTest, ValidatorGivesTheOffsetOfACutRecord) {
+  write_records({4, 9});
+  ASSERT_EQ(::truncate(image_.c_str(), 20), 0);
+  auto defect = tk::validate_simh_image(image_);
+  ASSERT_TRUE(defect.has_value());
+  EXPECT_EQ(defect->offset, 12u);
+  EXPECT_NE(defect->what.find("cut short"), std::string::npos) << defect->what;
+}
+
+TEST_F(SimhTapeTest, AMalformedStateFileFailsTheOpenWithEINVAL) {
+  write_records({4});
+  std::ofstream(tk::simh_state_path(image_)) << "offset banana\n";
+  EXPECT_EQ(errno_of([&] { tk::open_simh_tape(image_, O_RDONLY); }), EINVAL);
+}
+
+TEST_F(SimhTapeTest, AStatePastTheEndOfAShrunkImageMeansBOT) {
+  write_records({4, 4, 4});
+  ASSERT_EQ(::truncate(image_.c_str(), 12), 0);
+  auto tape = tk::open_simh_tape(image_, O_RDONLY);
+  EXPECT_TRUE(tape->status().bot);
+  std::vector<std::byte> buf(16);
+  EXPECT_EQ(tape->read(buf), 4u);
+}
+
+TEST_F(SimhTapeTest, TheTapeIgnoresLseekAsStDoes) {
+  write_records({4});
+  auto tape = tk::open_simh_tape(image_, O_RDONLY);
+  EXPECT_EQ(tape->seek(100, SEEK_SET), 0);
+  EXPECT_EQ(tape->tell(), 2);  // after the record and the closing filemark
+}
+
+}  // namespace

@@ -499,3 +499,15 @@ reblock: read standard input: Interrupted system call"
     assert_equal "$(sed 's/ copied, .*//' rb.txt)" "$(sed 's/ copied, .*//' dd.txt)"
   done
 }
+
+@test "reblock: a tar stream reblocked onto a .tap reads back with tar -b 512 through rmt" {
+  mkdir src out
+  random_bytes 3000000 27 >src/a.bin
+  echo hello >src/b.txt
+  tar -c -f - src | "$REBLOCK" -B -s 256k -o t.tap
+  run tap_records t.tap
+  assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u)" "262144 262144"
+  tapectl t.tap op rewind
+  tar -x -b 512 -f "localhost:$PWD/t.tap" --rsh-command="$BATS_TEST_DIRNAME/rsh-standin" -C out
+  diff -r src out/src
+}

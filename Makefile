@@ -17,7 +17,7 @@ LDLIBS := -pthread
 # Debian packages, by what needs them. `make` installs what is missing (as root).
 PKGS_BUILD := g++ make libcxxopts-dev libboost-dev
 PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev \
-             buffer mbuffer tar cpio dump mt-st openssh-server openssh-client \
+             buffer mbuffer tar cpio dump mt-st simh openssh-server openssh-client \
              e2fsprogs strace mandoc xxd procps coreutils openssl clang libclang-rt-14-dev
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time

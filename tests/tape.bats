@@ -4,7 +4,7 @@
 # status bits and data after every kind of spacing, reading and writing, the
 # drive state kept between opens, capacity, protection and the lock; and that
 # the images are SIMH images, checked against readers and writers built in
-# perl from the format description alone (no tapekit code).
+# perl from the format description alone (no tapekit code) and SIMH's mtdump.
 #
 # Positioning goes through mt (the way users drive a tape); tapectl (a test
 # helper over open_tape) writes and reads the records and prints the raw
@@ -599,6 +599,37 @@ EOF
   run simh_dump t.tap
   assert_success
   assert_output "100 200 301 TM 10 20 TM 5 65536 TM"
+}
+
+@test "tape: SIMH's mtdump lists an image written here at the offsets the format gives" {
+  three_files
+  run mtdump t.tap
+  assert_success
+  assert_output - <<'EOF'
+Processing input file t.tap
+Processing tape file 1
+Obj 1, position 0, record 1, length = 100 (0x64)
+Obj 2, position 108, record 2, length = 200 (0xC8)
+Obj 3, position 316, record 3, length = 301 (0x12D)
+Obj 4, position 626, end of tape file 1
+Processing tape file 2
+Obj 5, position 630, record 1, length = 10 (0xA)
+Obj 6, position 648, record 2, length = 20 (0x14)
+Obj 7, position 676, end of tape file 2
+Processing tape file 3
+Obj 8, position 680, record 1, length = 5 (0x5)
+Obj 9, position 694, record 2, length = 65536 (0x10000)
+Obj 10, position 66238, end of tape file 3
+End of physical tape
+EOF
+}
+
+@test "tape: the format description's example image reads as HELLO, WORLD!, a filemark, DATA and two filemarks" {
+  printf '\x05\0\0\0HELLO\0\x05\0\0\0\x06\0\0\0WORLD!\x06\0\0\0\0\0\0\0\x04\0\0\0DATA\x04\0\0\0\0\0\0\0\0\0\0\0' >s.tap
+  run bash -c "tapectl s.tap show 8 | paste -sd' '"
+  assert_output "HELLO WORLD!  DATA    EIO"
+  at_s=$(tapectl s.tap status)
+  assert_equal "$at_s" "file=3 block=-1 EOD ONLINE IM_REP_EN"
 }
 
 @test "tape: a hand-built image with odd lengths, gaps, a bad record and an end-of-medium marker reads as the spec says" {

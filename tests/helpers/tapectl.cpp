@@ -9,6 +9,7 @@
 //   read N [BUF]       N reads with a BUF-byte buffer (default 1 MiB); prints
 //                      one line each: the size (plus " corrupt" when the data
 //                      is not what write produced), 0, or the errno name
+//   show N [BUF]       like read, but prints each record's bytes as text
 //   op NAME [COUNT]    one MTIOCTOP (COUNT default 1)
 //   status             file=F block=B then the status bits in mt-st order
 //   drive              type, partition, block size, density, compression
@@ -94,7 +95,7 @@ void do_write(tk::Tape& tape, const std::vector<std::string>& args) {
   }
 }
 
-bool do_read(tk::Tape& tape, const std::vector<std::string>& args) {
+bool do_read(tk::Tape& tape, const std::vector<std::string>& args, bool show) {
   long count = args.size() > 1 ? number(args[1]) : 1;
   auto bufsize = static_cast<std::size_t>(args.size() > 2 ? number(args[2]) : 1 << 20);
   std::vector<std::byte> buf(bufsize);
@@ -102,6 +103,10 @@ bool do_read(tk::Tape& tape, const std::vector<std::string>& args) {
   for (long r = 0; r < count; ++r) {
     try {
       std::size_t n = tape.read(buf);
+      if (show) {
+        std::printf("%.*s\n", static_cast<int>(n), reinterpret_cast<const char*>(buf.data()));
+        continue;
+      }
       bool intact = true;
       for (std::size_t i = 0; i < n && intact; ++i) intact = buf[i] == pattern(n, i);
       std::printf("%zu%s\n", n, intact ? "" : " corrupt");
@@ -159,7 +164,7 @@ bool run(tk::Tape& tape, const std::vector<std::string>& cmd) {
   try {
     const std::string& c = cmd[0];
     if (c == "write") do_write(tape, cmd);
-    else if (c == "read") return do_read(tape, cmd);
+    else if (c == "read" || c == "show") return do_read(tape, cmd, c == "show");
     else if (c == "op") {
       auto it = op_names.find(cmd.at(1));
       if (it == op_names.end()) throw std::invalid_argument("unknown op " + cmd[1]);

@@ -14,6 +14,12 @@ load test_helper
 
 setup() {
   cd "$BATS_TEST_TMPDIR" || return 1
+  holder=
+}
+
+# A failed lock test must not leave its holder sleeping.
+teardown() {
+  if [ -n "$holder" ]; then kill -KILL "$holder" 2>/dev/null || true; fi
 }
 
 # The reference tape: three files of mixed record sizes, each closed by the

@@ -9,6 +9,7 @@
 // Deviations from dd: the copy stops at the input's first filemark (tar's and
 // dd's reading of "one tape file"), and bytes already read are written before
 // a read error is reported.
+
 // cxxopts' own option scanner instead of std::regex: smaller, faster to
 // start, and free of GCC 12's false -Wmaybe-uninitialized in <regex> at -O1.
 #define CXXOPTS_NO_REGEX 1

@@ -297,6 +297,28 @@ wait_buffer() {
   [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" -lt 102400 ] || fail "the queue was not abandoned"
 }
 
+@test "buffer: SIGTERM to the writer alone also stops the input and drains the queue" {
+  start_draining_buffer
+  kill -TERM "$(pgrep -P "$BUFFER_PID" -x buffer)"
+  wait_buffer
+  assert_equal "$status" 254
+  assert_equal "$(sha "$BATS_TEST_TMPDIR/out")" "$(sha "$BATS_TEST_TMPDIR/sent")"
+}
+
+@test "buffer: two SIGTERMs to the writer alone abandon the queue" {
+  start_draining_buffer
+  local writer
+  writer=$(pgrep -P "$BUFFER_PID" -x buffer)
+  kill -TERM "$writer"
+  sleep 0.1
+  kill -TERM "$writer"
+  wait_buffer
+  assert_equal "$status" 254
+  [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" -lt 102400 ] || fail "the queue was not abandoned"
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_output --regexp "^buffer \(writer\): interrupted; [0-9]+ bytes reached .*/out, [0-9]+ queued bytes were not written$"
+}
+
 @test "buffer: --no-drain discards the queue on SIGTERM, as buffer 1.19" {
   start_draining_buffer --no-drain
   kill -TERM "$BUFFER_PID"

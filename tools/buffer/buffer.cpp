@@ -172,7 +172,12 @@ class Writer {
       // buffer 1.19 writes batches of exactly `batch` blocks with -p; blocks
       // arriving meanwhile count toward the next batch.
       std::size_t count = std::min(batch, ring_.filled());
-      for (std::size_t i = 0; i < count; ++i) write_oldest_block();
+      for (std::size_t i = 0; i < count; ++i) {
+        // A write to a file or tape does not block, so a signal may not
+        // interrupt one: look at the flags between blocks too.
+        if (g_signals >= 2 || (g_signals && !g_drain)) abandon("interrupted", 0);
+        write_oldest_block();
+      }
     }
     output_->close();
     legacy_.finish(written_);

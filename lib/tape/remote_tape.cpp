@@ -130,6 +130,9 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   }
   argv.push_back(pick(options.rmt_command, "RMT", "/etc/rmt"));
   link_ = spawn_piped(argv);
+  // A W request with a large record then leaves in one write(2).
+  grow_pipe(link_.to_child.get(), std::size_t{1} << 20);
+  grow_pipe(link_.from_child.get(), std::size_t{1} << 20);
   source_ = std::make_unique<rmt::FdSource>(link_.from_child.get(), "rmt link to " + rn.host);
   in_ = std::make_unique<rmt::BufferedReader>(*source_, 16 * 1024);
   request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";

@@ -156,6 +156,11 @@ int main(int argc, char** argv) {
   return tk::run_main("rmt", policy, [&] {
     ServerOptions options = parse_options(argc, argv);
     install_signals();
+    // Room for a whole large record in the pipes from and to the client, so
+    // that tar -b 512 hands over a record in one write and we take it in one
+    // read; sockets (sshd may use them) simply keep their size.
+    tk::grow_pipe(0, std::size_t{1} << 20);
+    tk::grow_pipe(1, std::size_t{1} << 20);
     return tk::rmt_server::serve(options, 0, 1);
   });
 }

@@ -394,3 +394,20 @@ assert_out() {
   run tapectl -r t.tap op rewind : read 1
   assert_output 0
 }
+
+@test "rmt: serving a huge R count keeps the server's peak memory under 32 MiB" {
+  # Sanitizers reserve shadow memory, which would swamp the figure.
+  [ -z "${TK_SANITIZED:-}" ] || skip "peak memory is not meaningful under sanitizers"
+  local pid to from line hwm
+  coproc SERVER { exec "$RMT" --log none; }
+  pid=$SERVER_PID to=${SERVER[1]} from=${SERVER[0]}
+  printf 'Odata\n0\nR99999999999999\n' >&"$to"
+  read -r -t 20 line <&"$from"
+  read -r -t 20 line <&"$from"
+  hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
+  exec {to}>&-
+  wait "$pid"
+  assert_equal "$line" A20
+  echo "peak resident memory: $hwm kB"
+  [ "$hwm" -lt 32768 ]
+}

@@ -26,9 +26,11 @@ std::vector<std::string> split_blanks(const std::string& s) {
   return out;
 }
 
+// secure_getenv: a setuid program must not run a remote shell named by the
+// environment (CVE-2022-37704, rmt-protocol.md §12.7.9).
 std::string pick(const std::string& option, const char* env, const char* fallback) {
   if (!option.empty()) return option;
-  if (const char* v = std::getenv(env); v != nullptr && *v != '\0') return v;
+  if (const char* v = ::secure_getenv(env); v != nullptr && *v != '\0') return v;
   return fallback;
 }
 

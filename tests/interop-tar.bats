@@ -145,3 +145,24 @@ rtar() {
   rtar -M -xf "localhost:$PWD/a.tap" -f "localhost:$PWD/b.tap" -C out
   diff -r src out
 }
+
+@test "interop-tar: tar -r through rmt appends on a .tap by backspacing records" {
+  rtar -cf "localhost:$PWD/r.tap" -C src a.bin
+  mt -f r.tap rewind
+  rtar -rf "localhost:$PWD/r.tap" -C src c.txt
+  mt -f r.tap rewind
+  run rtar -tf "localhost:$PWD/r.tap"
+  assert_equal "$status" 0
+  assert_output $'a.bin\nc.txt'
+}
+
+@test "interop-tar: tar -W and --delete through rmt work on a .tap" {
+  run rtar -cWf "localhost:$PWD/w.tap" -C src .
+  assert_equal "$status" 0
+  mt -f w.tap rewind
+  rtar --delete -f "localhost:$PWD/w.tap" ./a.bin
+  mt -f w.tap rewind
+  run rtar -tf "localhost:$PWD/w.tap"
+  assert_equal "$status" 0
+  assert_output "$(rtar -cf - -C src . | tar -tf - | grep -v '^./a.bin$')"
+}

@@ -156,13 +156,13 @@ rtar() {
   assert_output $'a.bin\nc.txt'
 }
 
-@test "interop-tar: tar -W and --delete through rmt work on a .tap" {
+@test "interop-tar: tar -cW through rmt verifies a .tap by spacing back over the filemark" {
+  # (--delete is not for tapes: GNU tar's manual says so, and a drive fails it.)
   run rtar -cWf "localhost:$PWD/w.tap" -C src .
   assert_equal "$status" 0
+  refute_output --partial "Verify"
   mt -f w.tap rewind
-  rtar --delete -f "localhost:$PWD/w.tap" ./a.bin
-  mt -f w.tap rewind
-  run rtar -tf "localhost:$PWD/w.tap"
-  assert_equal "$status" 0
-  assert_output "$(rtar -cf - -C src . | tar -tf - | grep -v '^./a.bin$')"
+  mkdir out
+  rtar -xf "localhost:$PWD/w.tap" -C out
+  diff -r src out
 }

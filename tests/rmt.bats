@@ -36,10 +36,10 @@ assert_out() {
   fi
 }
 
-@test "rmt: O with numeric flags opens, R reads short and answers A0 at end of file" {
-  serve $'Odata\n0\nR15\nR15\nR15\n'
+@test "rmt: O with numeric flags opens, R reads short and answers A0 for R0 and at end of file" {
+  serve $'Odata\n0\nR0\nR15\nR15\nR15\n'
   assert_equal "$status" 0
-  assert_out $'A0\nA15\n012345678901234A5\n56789A0\n'
+  assert_out $'A0\nA0\nA15\n012345678901234A5\n56789A0\n'
 }
 
 @test "rmt: the symbolic part of O flags wins over the number" {
@@ -410,4 +410,13 @@ assert_out() {
   assert_equal "$line" A20
   echo "peak resident memory: $hwm kB"
   [ "$hwm" -lt 32768 ]
+}
+
+@test "rmt: the session log stays bounded however many opens a session makes" {
+  local i
+  for ((i = 0; i < 2000; i++)); do printf 'Odata\n0\n'; done >in.bin
+  "$RMT" --log rmt.log <in.bin >out
+  assert_equal "$(wc -l <rmt.log)" 1
+  [ "$(wc -c <rmt.log)" -lt 5000 ]
+  assert_equal "$(grep -c A0 out)" 2000
 }

@@ -164,6 +164,9 @@ class Session {
   void reply_error(int errnum, std::string_view text);
   void debug(std::string_view line);
   void log_session(const std::string& end);
+  // Adds to the log's list of opens, which stays bounded however many O
+  // requests a session makes.
+  void note_open(const std::string& text, bool new_entry = true);
   std::byte* record_buffer(std::size_t size);
 
   const ServerOptions& options_;
@@ -192,8 +195,16 @@ class Session {
   std::uint64_t requests_ = 0;
 };
 
+void Session::note_open(const std::string& text, bool new_entry) {
+  constexpr std::size_t max_log = 4096;
+  if (opened_.size() >= max_log) return;
+  if (new_entry && !opened_.empty()) opened_ += "; ";
+  opened_ += text;
+  if (opened_.size() >= max_log) opened_ += " ...";
+}
+
 std::byte* Session::record_buffer(std::size_t size) {
-  if (size > record_capacity_) {
+  if (size > record_capacity_ || !record_) {
     std::size_t capacity = std::max(size, std::min<std::size_t>(64 * 1024, options_.max_record));
     record_.reset(new std::byte[capacity + header_room]);
     record_capacity_ = capacity;
@@ -264,7 +275,7 @@ void Session::drain_payload(std::uint64_t n) {
 
 void Session::open(const rmt::Request& r) {
   const std::string& device = r.lines[0];
-  opened_ += (opened_.empty() ? "" : "; ") + quoted(device.substr(0, 256));
+  note_open(quoted(device.substr(0, 256)));
   if (r.too_long[0]) throw Refusal{ENAMETOOLONG, "File name too long"};
   if (r.too_long[1]) throw Refusal{EINVAL, "Invalid open mode"};
   auto flags = rmt::parse_open_flags(r.lines[1]);
@@ -272,7 +283,7 @@ void Session::open(const rmt::Request& r) {
   // As every server does, a second O closes the device opened before.
   close_tape();
   OpenDecision d = policy_.decide(device, *flags);
-  opened_ += " " + describe_flags(d.flags);
+  note_open(" " + describe_flags(d.flags), false);
   OpenOptions oo;
   oo.create_mode = options_.create_mode;
   tape_ = open_tape(d.path, d.flags, oo);

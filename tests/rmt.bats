@@ -351,13 +351,13 @@ assert_out() {
 }
 
 @test "rmt: a silent client is dropped after --idle-timeout with status 3" {
-  run bash -c '{ printf "Odata\n0\n"; sleep 5; } | "$0" --log none --idle-timeout 1 >out' "$RMT"
+  run bash -c '{ printf "Odata\n0\n"; sleep 3; } | "$0" --log none --idle-timeout 1 >out' "$RMT"
   assert_equal "$status" 3
   assert_out $'A0\n'
 }
 
 @test "rmt: a W payload that stops arriving is dropped after --payload-timeout" {
-  run bash -c '{ printf "Onew\n65 O_WRONLY|O_CREAT\nW10\nabc"; sleep 5; } | "$0" --log none --payload-timeout 1 >out' "$RMT"
+  run bash -c '{ printf "Onew\n65 O_WRONLY|O_CREAT\nW10\nabc"; sleep 3; } | "$0" --log none --payload-timeout 1 >out' "$RMT"
   assert_equal "$status" 3
   assert_out $'A0\n'
   assert_equal "$(stat -c %s new)" 0

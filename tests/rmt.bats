@@ -420,3 +420,10 @@ assert_out() {
   [ "$(wc -c <rmt.log)" -lt 5000 ]
   assert_equal "$(grep -c A0 out)" 2000
 }
+
+@test "rmt: --lseek-order gnu and bsd override the inferred L order" {
+  serve $'Odata\n0\nL1\n3\n' --lseek-order gnu
+  assert_out $'A0\nA3\n'
+  serve $'Odata\n0\nL2\n0\n' --lseek-order bsd
+  assert_out $'A0\nA2\n'
+}

@@ -369,6 +369,13 @@ EOF
   assert_output "1 2 TM 3 TM"
 }
 
+@test "tape: weof 0 after a write only flushes, and close then adds no filemark" {
+  run tapectl t.tap write 7 : op weof 0 : status
+  assert_output "file=0 block=1 ONLINE IM_REP_EN"
+  run simh_dump t.tap
+  assert_output "7"
+}
+
 @test "tape: a write followed by bsr closes without a filemark" {
   run tapectl t.tap write 7 8 : op bsr 1
   run simh_dump t.tap
@@ -534,6 +541,19 @@ EOF
   assert_equal "${lines[first_enospc - 2]}" "file=0 block=$((first_enospc - 1)) EOT ONLINE IM_REP_EN"
   assert_equal "${lines[first_enospc]}" "file=0 block=$((first_enospc - 1)) EOD ONLINE IM_REP_EN"
   assert_equal "${lines[first_enospc + 1]}" "file=0 block=$first_enospc EOT ONLINE IM_REP_EN"
+}
+
+@test "tape: writes that meet the capacity itself fail with ENOSPC and then EIO, and the image stays within it" {
+  "$MT" -f c.tap vt-create 100k
+  args=()
+  for _ in $(seq 20); do args+=(write 10240 :); done
+  run -1 tapectl c.tap "${args[@]}" status
+  assert_line --index $((${#lines[@]} - 2)) "EIO"
+  assert_line --index 0 "ENOSPC"
+  size=$(stat -c %s c.tap)
+  [ "$size" -le $((102400 + 4)) ] || fail "image of $size bytes"
+  run simh_dump c.tap
+  assert_output --regexp '^(10240 )+TM$'
 }
 
 @test "tape: vt-create refuses to overwrite an image that holds data" {

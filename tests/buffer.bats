@@ -21,6 +21,10 @@ assert_identity() {
   assert_output "$DATA_SHA"
 }
 
+# Run the suite against the original with TK_ORIGINAL=1 BUFFER=/usr/bin/buffer:
+# tests of what tapekit adds or fixes are skipped there.
+tapekit_only() { [ -z "${TK_ORIGINAL:-}" ] || skip "tapekit extension or fix"; }
+
 # Masks the rate field of -S records, which depends on timing.
 mask_rates() { tr '\r' '\n' | sed -E 's/, +[0-9?]+K\/s/, RATEK\/s/'; }
 
@@ -48,10 +52,12 @@ ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 }
 
 @test "buffer: a queue larger than 1.19 allowed (4096 blocks) passes the data unchanged" {
+  tapekit_only
   assert_identity -s 1k -b 4096 -p 85
 }
 
 @test "buffer: -u 0 and -B on block-aligned data pass the data through unchanged" {
+  tapekit_only
   assert_identity -u 0 -B -s 1m -m 8m
 }
 
@@ -108,6 +114,7 @@ ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 }
 
 @test "buffer: -t counts bytes even when the block size is not a multiple of 1K (1.19 printed 0)" {
+  tapekit_only
   run --separate-stderr "$BUFFER" -s 1000 -t <"$SMALL"
   assert_success
   assert_equal "$stderr" "Kilobytes Out 2929"
@@ -137,6 +144,7 @@ ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 }
 
 @test "buffer: -o /dev/full names the output and exits 254" {
+  tapekit_only
   run --separate-stderr "$BUFFER" -o /dev/full <"$SMALL"
   assert_equal "$status" 254
   assert_equal "$(/usr/bin/buffer -o /dev/full <"$SMALL" >/dev/null 2>&1; echo $?)" 254
@@ -153,6 +161,7 @@ ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 }
 
 @test "buffer: a full medium without --next-volume reports the bytes that reached it" {
+  tapekit_only
   run --separate-stderr env TK_MEDIUM_PATH="$BATS_TEST_TMPDIR/vol" TK_MEDIUM_BYTES=100000 \
     LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$BATS_TEST_TMPDIR/vol"
   assert_equal "$status" 254
@@ -163,6 +172,7 @@ ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 }
 
 @test "buffer: --next-volume changes volumes at a full medium and loses nothing" {
+  tapekit_only
   cd "$BATS_TEST_TMPDIR"
   run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=1000000 \
     LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/vol" \
@@ -176,6 +186,7 @@ ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 }
 
 @test "buffer: a failing volume change command stops with 254 and says why" {
+  tapekit_only
   cd "$BATS_TEST_TMPDIR"
   run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=100000 \
     LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/vol" --next-volume 'exit 3'
@@ -184,6 +195,7 @@ ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 }
 
 @test "buffer: --next-volume without -o is refused before anything starts" {
+  tapekit_only
   run --separate-stderr "$BUFFER" --next-volume true </dev/null
   assert_equal "$status" 255
   assert_equal "${stderr_lines[0]}" "buffer: --next-volume needs -o: standard output cannot be reopened"
@@ -210,6 +222,7 @@ start_stalled_buffer() {
 }
 
 @test "buffer: kill -9 of the reader: the writer says so, exits nonzero, nothing is left" {
+  tapekit_only
   start_stalled_buffer
   kill -9 "$READER"
   wait "$REAP_PID" || true
@@ -223,6 +236,7 @@ start_stalled_buffer() {
 }
 
 @test "buffer: kill -9 of the writer: the reader says so, exits 254, nothing is left" {
+  tapekit_only
   start_stalled_buffer
   kill -9 "$WRITER"
   wait "$REAP_PID" || true
@@ -272,6 +286,7 @@ wait_buffer() {
 }
 
 @test "buffer: SIGTERM writes out every queued byte, then exits 254" {
+  tapekit_only
   start_draining_buffer
   kill -TERM "$BUFFER_PID"
   wait_buffer
@@ -280,6 +295,7 @@ wait_buffer() {
 }
 
 @test "buffer: SIGINT to the process group (Ctrl-C) drains the queue too" {
+  tapekit_only
   start_draining_buffer
   kill -INT -- "-$BUFFER_PID"
   wait_buffer
@@ -288,6 +304,7 @@ wait_buffer() {
 }
 
 @test "buffer: a second SIGTERM abandons the queue and exits 254" {
+  tapekit_only
   start_draining_buffer
   kill -TERM "$BUFFER_PID"
   sleep 0.1
@@ -298,6 +315,7 @@ wait_buffer() {
 }
 
 @test "buffer: SIGTERM to the writer alone also stops the input and drains the queue" {
+  tapekit_only
   start_draining_buffer
   kill -TERM "$(pgrep -P "$BUFFER_PID" -x buffer)"
   wait_buffer
@@ -306,6 +324,7 @@ wait_buffer() {
 }
 
 @test "buffer: two SIGTERMs to the writer alone abandon the queue" {
+  tapekit_only
   start_draining_buffer
   local writer
   writer=$(pgrep -P "$BUFFER_PID" -x buffer)
@@ -320,6 +339,7 @@ wait_buffer() {
 }
 
 @test "buffer: --no-drain discards the queue on SIGTERM, as buffer 1.19" {
+  tapekit_only
   start_draining_buffer --no-drain
   kill -TERM "$BUFFER_PID"
   wait_buffer
@@ -328,6 +348,7 @@ wait_buffer() {
 }
 
 @test "buffer: non-blocking stdin and stdout (as ssh leaves them) just work" {
+  tapekit_only
   run bash -c "cat \"$SMALL\" | nonblock \"$BUFFER\" -s 64k | pacer --chunk 4k --rate 50m | sha256sum | cut -d' ' -f1"
   assert_success
   assert_output "$(sha "$SMALL")"
@@ -342,6 +363,7 @@ wait_buffer() {
 }
 
 @test "buffer: nothing named is created: no System V IPC, no file in /dev/shm" {
+  tapekit_only
   run bash -c "ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=shmget,semget,msgget,openat,open,mknod,mknodat \
     -o \"$BATS_TEST_TMPDIR/trace\" \"$BUFFER\" -m 16m -i \"$SMALL\" -o /dev/null"
   assert_success
@@ -353,6 +375,7 @@ wait_buffer() {
 }
 
 @test "buffer: --interval prints interval lines and a closing summary" {
+  tapekit_only
   run --separate-stderr bash -c "head -c 4m \"$DATA\" | pacer --chunk 64k --rate 16m | \"$BUFFER\" -s 64k --interval 0.1 >/dev/null"
   assert_success
   assert_regex "${stderr_lines[0]}" '^\[ *0\.0- *0\.[0-9] s\] +[0-9.]+ [KMG]?i?B +[0-9]+ [kMG]?bit/s +fill [0-9]+%$'
@@ -360,6 +383,7 @@ wait_buffer() {
 }
 
 @test "buffer: the summary counts the writer's waits on an empty ring (underruns)" {
+  tapekit_only
   run --separate-stderr bash -c "head -c 1m \"$DATA\" | pacer --chunk 64k --burst 256k --pause 100 | \"$BUFFER\" -s 64k --progress >/dev/null"
   assert_success
   assert_regex "$stderr" ', [1-9][0-9]* writer underruns'
@@ -367,6 +391,7 @@ wait_buffer() {
 
 # Usage errors: the status equals buffer 1.19's, the message names the thing.
 @test "buffer: bad options exit 255 like buffer 1.19, naming the option" {
+  tapekit_only
   while IFS='|' read -r args expected; do
     run --separate-stderr "$BUFFER" $args </dev/null
     assert_equal "$status" 255
@@ -390,6 +415,7 @@ EOF
 }
 
 @test "buffer: malformed sizes that 1.19 silently misread are refused with their value" {
+  tapekit_only
   while IFS='|' read -r args expected; do
     run --separate-stderr "$BUFFER" $args </dev/null
     assert_equal "$status" 255
@@ -404,6 +430,7 @@ EOF
 }
 
 @test "buffer: the output file is not truncated when a later option is invalid" {
+  tapekit_only
   printf 'keep me' >"$BATS_TEST_TMPDIR/f"
   run "$BUFFER" -o "$BATS_TEST_TMPDIR/f" -s 0 </dev/null
   assert_equal "$status" 255
@@ -417,12 +444,14 @@ EOF
 }
 
 @test "buffer: g and t suffixes work (1.19 read -S 1g as 1 byte and printed every block)" {
+  tapekit_only
   run bash -c "\"$BUFFER\" -S 1g -t <\"$SMALL\" 2>&1 >/dev/null | tr '\r\n' '|/'"
   assert_success
   assert_output --regexp '^ +2929K, +[0-9?]+K/s\|/Kilobytes Out 2929/$'
 }
 
 @test "buffer: grouped flags and attached values parse as getopt does (-tBs512)" {
+  tapekit_only
   run bash -c "head -c 5000 \"$DATA\" | \"$BUFFER\" -tBs512 2>&1 >/dev/null"
   assert_success
   assert_output "Kilobytes Out 5"
@@ -434,11 +463,13 @@ EOF
 tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' ' '; }
 
 @test "buffer: -o x.tap writes one record per block and a filemark at the end" {
+  tapekit_only
   head -c 25000 "$DATA" | "$BUFFER" -s 10k -o "$BATS_TEST_TMPDIR/a.tap"
   assert_equal "$(tap_records "$BATS_TEST_TMPDIR/a.tap" 4)" "10240 10240 4520 0 "
 }
 
 @test "buffer: -B on a .tap makes the last record a whole block too" {
+  tapekit_only
   head -c 25000 "$DATA" | "$BUFFER" -B -s 10k -o "$BATS_TEST_TMPDIR/a.tap"
   assert_equal "$(tap_records "$BATS_TEST_TMPDIR/a.tap" 4)" "10240 10240 10240 0 "
 }
@@ -453,6 +484,7 @@ tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' 
 }
 
 @test "buffer: --next-volume spans full virtual tapes and loses nothing" {
+  tapekit_only
   cd "$BATS_TEST_TMPDIR"
   head -c 1000000 "$DATA" >in
   "$MT" -f v.tap vt-create 200k
@@ -471,6 +503,7 @@ tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' 
 }
 
 @test "buffer: -o and -i host:path reach a remote virtual tape through rmt" {
+  tapekit_only
   local remote=localhost:$BATS_TEST_TMPDIR/r.tap
   head -c 300000 "$DATA" | RSH="$BATS_TEST_DIRNAME/rsh-standin" "$BUFFER" -s 10k -o "$remote"
   assert_equal "$(tap_records "$BATS_TEST_TMPDIR/r.tap" 1)" "10240 "

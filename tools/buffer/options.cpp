@@ -3,6 +3,8 @@
 // "1.5k" as 1 and "1g" as 1), and the 2048-block / 512 KiB ceilings are gone.
 #include "options.hpp"
 
+// cxxopts without std::regex: GCC 12 warns falsely inside <regex> at -O1.
+#define CXXOPTS_NO_REGEX 1
 #include <cxxopts.hpp>
 #include <unistd.h>
 

@@ -684,6 +684,27 @@ EIO"
   assert_output --partial '"compression":false}'
 }
 
+@test "mt: defcompression and defdensity on a virtual tape apply at once, with st's encodings" {
+  "$MT" -f d.tap vt-create 0
+  "$MT" -f d.tap defcompression 1
+  run "$MT" -f d.tap --json status
+  assert_output --partial '"compression":true}'
+  # Only bit 0 counts: 2 means off.
+  "$MT" -f d.tap defcompression 2
+  run "$MT" -f d.tap --json status
+  assert_output --partial '"compression":false}'
+  # 0x101: on, with algorithm 1.
+  "$MT" -f d.tap defcompression 0x101
+  run "$MT" -f d.tap --json status
+  assert_output --partial '"compression":true}'
+  # -1 clears the default and leaves the drive as it is.
+  "$MT" -f d.tap defcompression -1
+  run "$MT" -f d.tap --json status
+  assert_output --partial '"compression":true}'
+  "$MT" -f d.tap defdensity 0x44
+  assert_equal "$(status_line d.tap 3)" "Tape block size 0 bytes. Density code 0x44 (LTO-3)."
+}
+
 @test "mt: setblk and setdensity on a virtual tape show in status" {
   "$MT" -f s.tap vt-create 0
   "$MT" -f s.tap setblk 512

@@ -786,11 +786,19 @@ class SimhTape final : public Tape {
         return;
       case MtOp::setdensity: state_.density = static_cast<std::uint32_t>(count) & 0xFFu; return;
       case MtOp::compression: state_.compression = (count & 1) != 0; return;
-      case MtOp::setdrvbuffer:
-        // Driver options and defaults mean nothing to an image; st only
-        // rejects an unknown sub-command (§2.3).
-        if ((static_cast<unsigned>(count) >> 28) > 8) throw Error(EIO, what);
+      case MtOp::setdrvbuffer: {
+        // Driver options mean nothing to an image; st only rejects an unknown
+        // sub-command (§2.3). The default compression and density are applied
+        // at once, as st does when a tape is loaded (mt defcompression).
+        auto word = static_cast<unsigned>(count);
+        if ((word >> 28) > 8) throw Error(EIO, what);
+        unsigned value = word & 0xFFFFFu;
+        if ((word & 0xFFF00000u) == 0x60200000u && value != 0xFFFFFu && (value & 0xFFu) != 0xFFu)
+          state_.compression = (value & 1u) != 0;
+        if ((word & 0xFFF00000u) == 0x60100000u && value != 0xFFFFFu)
+          state_.density = value & 0xFFu;
         return;
+      }
       case MtOp::lock: state_.locked = true; return;
       case MtOp::unlock: state_.locked = false; return;
       case MtOp::fss:

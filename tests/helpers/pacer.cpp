@@ -2,7 +2,9 @@
 // that need a bursty producer or a slow, stalling consumer (a tape that
 // stops to reposition).
 //   pacer [--chunk N] [--rate BYTES_PER_S] [--burst N --pause MS]
-// --rate limits the average rate; after every --burst bytes it sleeps --pause ms.
+// --rate is a top speed, like a drive's: time spent waiting for input is not
+// made up for later. After every --burst bytes it sleeps --pause ms.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -30,25 +32,24 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<std::byte> buf(chunk);
-  auto start = std::chrono::steady_clock::now();
-  std::chrono::duration<double> paused{0};
-  std::uint64_t total = 0, since_pause = 0;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point next = Clock::now();
+  std::uint64_t since_pause = 0;
   try {
     for (;;) {
       std::size_t n = tk::read_full(0, buf, "standard input");
       if (n == 0) break;
       tk::write_all(1, std::span(buf).first(n), "standard output");
-      total += n;
       since_pause += n;
       if (burst && since_pause >= burst) {
         since_pause = 0;
         std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
-        paused += std::chrono::milliseconds(pause_ms);
       }
       if (rate > 0) {
-        auto due = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                               std::chrono::duration<double>(static_cast<double>(total) / rate) + paused);
-        std::this_thread::sleep_until(due);
+        next = std::max(next, Clock::now()) +
+               std::chrono::duration_cast<Clock::duration>(
+                   std::chrono::duration<double>(static_cast<double>(n) / rate));
+        std::this_thread::sleep_until(next);
       }
       if (n < chunk) break;
     }

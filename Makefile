@@ -18,7 +18,7 @@ LDLIBS := -pthread
 PKGS_BUILD := g++ make libcxxopts-dev libboost-dev
 PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev \
              buffer mbuffer tar cpio dump mt-st simh openssh-server openssh-client \
-             e2fsprogs strace mandoc xxd procps coreutils openssl clang libclang-rt-14-dev
+             e2fsprogs strace mandoc xxd procps coreutils openssl shellcheck clang libclang-rt-14-dev
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time
 PKGS_FUZZ := clang libclang-rt-14-dev
@@ -124,7 +124,7 @@ deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
 
 lint:
 	mandoc -T lint -W warning man/*.[18]
-	shellcheck -x tests/run-suites tests/demo bench/run-all bench/bench-* .ci/run
+	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper bench/run-all bench/bench-* .ci/run
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8

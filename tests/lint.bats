@@ -1,0 +1,28 @@
+#!/usr/bin/env bats
+# Shows that the manuals render without warnings and the shell scripts that
+# ship with tapekit pass shellcheck (make lint, run as part of make test).
+bats_require_minimum_version 1.5.0
+load test_helper
+
+@test "man pages: mandoc -T lint -W warning finds nothing" {
+  local page
+  for page in "$BATS_TEST_DIRNAME"/../man/*.[18]; do
+    run mandoc -T lint -W warning "$page"
+    assert_success
+    assert_output ""
+  done
+}
+
+@test "man pages: every program has one" {
+  local tool
+  for tool in "$BATS_TEST_DIRNAME"/../tools/*/; do
+    tool=$(basename "$tool")
+    compgen -G "$BATS_TEST_DIRNAME/../man/$tool.[18]" >/dev/null || fail "no man page for $tool"
+  done
+}
+
+@test "shell scripts: shellcheck finds nothing" {
+  cd "$BATS_TEST_DIRNAME/.."
+  run shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper bench/run-all bench/bench-* .ci/run
+  assert_success
+}

@@ -100,7 +100,7 @@ test-asan: deps-test
 	  all $(HELPER_BINS:$(BUILD)/%=$(BUILD)/asan/%) $(SHIMS:$(BUILD)/%=$(BUILD)/asan/%)
 	@BUILD=$(BUILD) TK_ONLY_ASAN=1 tests/run-suites $(TESTS)
 
-demo: deps-demo all
+demo: deps-demo all $(BUILD)/test-bin/pacer
 	@BUILD=$(BUILD) tests/demo
 
 bench: deps-bench all $(HELPER_BINS)

@@ -76,6 +76,33 @@ std::size_t BufferedReader::read_exact(std::span<std::byte> buf) {
   return got;
 }
 
+std::span<const std::byte> BufferedReader::take(std::size_t n) {
+  std::size_t pending = end_ - pos_;
+  if (n > capacity_) {
+    // Room for this record and the next request header behind it.
+    std::size_t capacity = n + 64 * 1024;
+    std::unique_ptr<std::byte[]> bigger(new std::byte[capacity]);
+    if (pending > 0) std::memcpy(bigger.get(), buf_.get() + pos_, pending);
+    buf_ = std::move(bigger);
+    capacity_ = capacity;
+    pos_ = 0;
+    end_ = pending;
+  } else if (capacity_ - pos_ < n) {
+    if (pending > 0) std::memmove(buf_.get(), buf_.get() + pos_, pending);
+    pos_ = 0;
+    end_ = pending;
+  }
+  while (end_ - pos_ < n) {
+    std::size_t got = source_.read_some(std::span(buf_.get() + end_, capacity_ - end_));
+    if (got == 0) break;
+    end_ += got;
+  }
+  std::size_t avail = std::min(n, end_ - pos_);
+  std::span<const std::byte> out(buf_.get() + pos_, avail);
+  pos_ += avail;
+  return out;
+}
+
 std::uint64_t BufferedReader::discard(std::uint64_t n) {
   std::uint64_t dropped = 0;
   while (dropped < n) {

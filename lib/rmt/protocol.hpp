@@ -76,14 +76,10 @@ class BufferedReader {
   std::uint64_t discard(std::uint64_t n);
   // True when bytes are already buffered (no read(2) needed for the next get).
   bool buffered() const noexcept { return pos_ < end_; }
-  // The next n bytes if all of them are buffered (empty otherwise), consumed:
-  // a W record that arrived with its header is written without a copy.
-  std::span<const std::byte> take_buffered(std::size_t n) noexcept {
-    if (end_ - pos_ < n || n == 0) return {};
-    std::span<const std::byte> out(buf_.get() + pos_, n);
-    pos_ += n;
-    return out;
-  }
+  // The next n bytes, consumed, in place in the buffer (which grows to hold
+  // them): a W record is written from where it was read, without a copy.
+  // Shorter than n only at end of input.
+  std::span<const std::byte> take(std::size_t n);
 
  private:
   bool fill();

@@ -157,7 +157,8 @@ class Session {
   void status_field(char sub);
 
   Tape& tape();
-  std::size_t receive_payload(std::span<std::byte> into);
+  // The W record, read in place; ends the session if it does not arrive.
+  std::span<const std::byte> receive_payload(std::size_t size);
   void drain_payload(std::uint64_t n);
   void send(std::string_view bytes);
   void reply_ok(std::uint64_t value);
@@ -250,15 +251,15 @@ void Session::debug(std::string_view line) {
   }
 }
 
-std::size_t Session::receive_payload(std::span<std::byte> into) {
+std::span<const std::byte> Session::receive_payload(std::size_t size) {
   source_.set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
-  std::size_t got = 0;
+  std::span<const std::byte> got;
   try {
-    got = in_.read_exact(into);
+    got = in_.take(size);
   } catch (const Error& e) {
     throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
   }
-  if (got < into.size()) throw SessionEnd{Exit::protocol, "end of input inside W payload"};
+  if (got.size() < size) throw SessionEnd{Exit::protocol, "end of input inside W payload"};
   return got;
 }
 
@@ -332,12 +333,7 @@ void Session::write(const rmt::Request& r) {
     throw Refusal{EINVAL, "Record larger than the server's limit"};
   }
   auto size = static_cast<std::size_t>(n);
-  std::span<const std::byte> record = in_.take_buffered(size);
-  if (record.size() != size) {
-    std::byte* data = record_buffer(size);
-    receive_payload(std::span(data, size));
-    record = std::span(data, size);
-  }
+  std::span<const std::byte> record = receive_payload(size);
   if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
   if ((tape_flags_ & O_ACCMODE) == O_RDONLY) throw Refusal{EBADF, "Bad file descriptor"};
   if (n > 0) tape_->write(record);

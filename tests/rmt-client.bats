@@ -91,3 +91,13 @@ fake_server() {
   assert_equal "$status" 1
   assert_output --partial "rmt-client: open localhost:x: connection lost"
 }
+
+@test "remote backend: seeks land where asked on our rmt, rmt-dump and rmt-tar" {
+  local server
+  for server in "$TK_BIN/rmt --log none" /usr/sbin/rmt-dump /usr/sbin/rmt-tar; do
+    RSH_STANDIN_SERVER=$server run rmt-client "localhost:$PWD/data" r \
+      seek 2 0 seek 3 1 read 2 seek -1 2 read 5 seek 1 0 read 1
+    assert_equal "$status" 0
+    assert_output $'2\n5\n569\n91'
+  done
+}

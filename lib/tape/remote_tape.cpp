@@ -344,8 +344,20 @@ std::int64_t RemoteTape::tell() {
 }
 
 std::int64_t RemoteTape::seek(std::int64_t offset, int whence) {
-  // Offset first, the order of every server but GNU rmt (§6.5).
-  request_ = "L" + std::to_string(offset) + "\n" + std::to_string(whence) + "\n";
+  // The servers that speak v1 (ours, rmt-dump, star) read the offset first;
+  // of the others, GNU rmt, the one a Linux host has, reads the whence
+  // first (§6.2). Only BSD's own rmt is left out: it has no v1 either.
+  probe_version();
+  if (version_ == Version::v1 && whence == SEEK_SET && (offset == 1 || offset == 2)) {
+    // "L1\n0\n" and "L2\n0\n" read as whence-first to a server that infers
+    // the order (§6.4, tar never seeks to byte 1 or 2), so get there in two
+    // steps whose reading is the same in both orders.
+    transact("L0\n0\n", "seek");
+    return transact("L" + std::to_string(offset) + "\n1\n", "seek");
+  }
+  std::string o = std::to_string(offset);
+  std::string w = std::to_string(whence);
+  request_ = version_ == Version::v1 ? "L" + o + "\n" + w + "\n" : "L" + w + "\n" + o + "\n";
   return transact(request_, "seek");
 }
 

@@ -98,6 +98,6 @@ fake_server() {
     RSH_STANDIN_SERVER=$server run rmt-client "localhost:$PWD/data" r \
       seek 2 0 seek 3 1 read 2 seek -1 2 read 5 seek 1 0 read 1
     assert_equal "$status" 0
-    assert_output $'2\n5\n569\n91'
+    assert_output $'2\n5\n569\n91\n1'
   done
 }

@@ -58,6 +58,14 @@ position() { mt -f t.tap status | sed -n 's/, partition=.*//p'; }
   assert_output --partial "EOD"
 }
 
+@test "interop-mt: mt-gnu on a plain file through rmt reports the failed ioctl" {
+  printf 'plain' >plain.img
+  run mtgnu -f "localhost:$PWD/plain.img" fsf 1
+  assert_equal "$status" 2
+  assert_output --partial "Inappropriate ioctl for device"
+  assert_equal "$(cat plain.img)" plain
+}
+
 @test "interop-mt: mt-gnu status through rmt gets its answer at once" {
   # GNU mt up to cpio 2.13 rejects any struct larger than 8 bytes; the point
   # is that our rmt answers S without waiting for a newline (no hang).

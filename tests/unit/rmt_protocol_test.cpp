@@ -1,6 +1,8 @@
 // The rmt codec's decoders: one table row per input (rmt-protocol.md §5, §6, §7).
 #include "../../lib/rmt/protocol.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
@@ -140,6 +142,40 @@ TEST(RmtRequests, ReadsAllLinesBeforeAnythingIsDecided) {
   EXPECT_EQ(r.command, 'R');
   EXPECT_EQ(r.lines[0], "5");
   EXPECT_FALSE(read_request(in, Limits{}, r));
+}
+
+}  // namespace
+
+namespace {
+
+// Hands out its bytes a few at a time, as a pipe might.
+class TrickleSource final : public tk::rmt::ByteSource {
+ public:
+  explicit TrickleSource(std::string data) : data_(std::move(data)) {}
+  std::size_t read_some(std::span<std::byte> buf) override {
+    std::size_t n = std::min({buf.size(), data_.size() - pos_, std::size_t{3}});
+    std::memcpy(buf.data(), data_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::string data_;
+  std::size_t pos_ = 0;
+};
+
+TEST(RmtReader, TakeGathersARecordInPlaceAcrossReadsAndGrows) {
+  std::string record(100, 'x');
+  TrickleSource source("W100\n" + record + "R5\n");
+  tk::rmt::BufferedReader in(source, 16);
+  tk::rmt::Request r;
+  ASSERT_TRUE(tk::rmt::read_request(in, tk::rmt::Limits{}, r));
+  auto got = in.take(100);
+  ASSERT_EQ(got.size(), 100u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(got.data()), got.size()), record);
+  ASSERT_TRUE(tk::rmt::read_request(in, tk::rmt::Limits{}, r));
+  EXPECT_EQ(r.command, 'R');
+  EXPECT_EQ(in.take(10).size(), 0u);  // end of input: short
 }
 
 }  // namespace

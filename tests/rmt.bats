@@ -427,3 +427,22 @@ assert_out() {
   serve $'Odata\n0\nL2\n0\n' --lseek-order bsd
   assert_out $'A0\nA2\n'
 }
+
+@test "rmt: SIGTERM ends the session with status 3 and closes the tape with a filemark" {
+  mt -f t.tap vt-create 0
+  local pid to from l1 l2 rc=0
+  coproc SERVER { exec "$RMT" --log rmt.log; }
+  pid=$SERVER_PID to=${SERVER[1]} from=${SERVER[0]}
+  printf 'O%s\n2 O_RDWR\nW5\nhello' "$PWD/t.tap" >&"$to"
+  read -r -t 20 l1 <&"$from"
+  read -r -t 20 l2 <&"$from"
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  exec {to}>&-
+  assert_equal "$l1 $l2" "A0 A5"
+  assert_equal "$rc" 3
+  run tapectl -r t.tap op rewind : read 2
+  assert_output $'5 corrupt\n0'
+  run cat rmt.log
+  assert_output --partial 'end="read control input: Interrupted system call"'
+}

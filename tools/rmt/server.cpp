@@ -449,6 +449,9 @@ int Session::run() {
   std::string end = "eof";
   try {
     for (;;) {
+      // A signal that interrupted the last request ends the session here,
+      // before the next read could block again.
+      if (stop_requested()) throw SessionEnd{Exit::connection, "stopped by a signal"};
       source_.set_timeout(options_.idle_timeout > 0 ? options_.idle_timeout * 1000 : -1);
       try {
         if (!rmt::read_request(in_, limits_, request_)) break;

@@ -34,7 +34,7 @@ constexpr const char* usage_text =
     "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--create-mode mode]\n"
     "           [--max-record size] [--idle-timeout seconds] [--payload-timeout seconds]\n"
     "           [--allow-ioctl op] [--lseek-order auto|bsd|gnu] [--log syslog|none|file]\n"
-    "           [--debug-log file] [-c command]\n";
+    "           [--debug-log file] [--no-sandbox] [-c command]\n";
 
 enum LongOnly : int {
   opt_allow = 256,
@@ -46,6 +46,7 @@ enum LongOnly : int {
   opt_lseek_order,
   opt_log,
   opt_debug_log,
+  opt_no_sandbox,
   opt_help,
 };
 
@@ -66,6 +67,7 @@ ServerOptions parse_options(int argc, char** argv) {
       {"lseek-order", required_argument, nullptr, opt_lseek_order},
       {"log", required_argument, nullptr, opt_log},
       {"debug-log", required_argument, nullptr, opt_debug_log},
+      {"no-sandbox", no_argument, nullptr, opt_no_sandbox},
       {"help", no_argument, nullptr, opt_help},
       {nullptr, 0, nullptr, 0},
   };
@@ -119,6 +121,7 @@ ServerOptions parse_options(int argc, char** argv) {
       }
       case opt_log: o.log = optarg; break;
       case opt_debug_log: o.debug_log = optarg; break;
+      case opt_no_sandbox: o.sandbox = false; break;
       case opt_help: throw tk::UsageError("rmt serves tapes over the rmt protocol on stdin/stdout");
       default: {
         std::string bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";

@@ -101,6 +101,23 @@ bool PathPolicy::allowed(const std::string& resolved) const {
   return false;
 }
 
+SandboxRules PathPolicy::sandbox_rules() const {
+  SandboxRules rules;
+  for (const auto& e : entries_) {
+    if (e.glob) {
+      auto slash = e.pattern.rfind('/', e.pattern.find_first_of("*?["));
+      rules.trees.push_back(slash == 0 ? "/" : e.pattern.substr(0, slash));
+    } else if (e.directory) {
+      rules.trees.push_back(e.pattern);
+    } else {
+      rules.files.push_back(e.pattern);
+      auto slash = e.pattern.rfind('/');
+      rules.file_parents.push_back(slash == 0 ? "/" : e.pattern.substr(0, slash));
+    }
+  }
+  return rules;
+}
+
 OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
   for (char c : requested)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)

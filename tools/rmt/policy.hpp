@@ -5,6 +5,8 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "sandbox.hpp"
+
 namespace tk::rmt_server {
 
 // The open-time decision for one O request.
@@ -23,6 +25,8 @@ class PathPolicy {
   // EEXIST, ENAMETOOLONG) when the request is refused.
   OpenDecision decide(const std::string& requested, int flags) const;
   bool restricted() const noexcept { return !entries_.empty(); }
+  // What a Landlock sandbox must leave reachable for the allowed entries.
+  SandboxRules sandbox_rules() const;
 
  private:
   struct Entry {

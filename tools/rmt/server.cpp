@@ -23,6 +23,7 @@
 #include "../../lib/rmt/fd_source.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "policy.hpp"
+#include "sandbox.hpp"
 
 namespace tk::rmt_server {
 namespace {
@@ -141,6 +142,28 @@ class Session {
     if (!options.debug_log.empty()) {
       debug_ = open_file(options.debug_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     }
+    // Everything the session log needs is acquired now, before narrow().
+    user_ = "uid " + std::to_string(::getuid());
+    if (const passwd* pw = ::getpwuid(::getuid())) user_ = pw->pw_name;
+    if (options.log == "syslog")
+      ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+    else if (options.log != "none")
+      log_ = open_file(options.log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+  }
+
+  // Under --allow, leaves the process nothing but the allowed trees.
+  void narrow() {
+    if (!policy_.restricted()) return;
+    if (!options_.sandbox) {
+      sandbox_ = "off";
+      return;
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    // LeakSanitizer reads /proc/self/maps at exit.
+    sandbox_ = "no landlock: sanitizer build";
+#else
+    sandbox_ = confine(policy_.sandbox_rules());
+#endif
   }
 
   int run();
@@ -178,6 +201,9 @@ class Session {
   int out_fd_;
   std::string peer_;
   Fd debug_;
+  Fd log_;
+  std::string user_;
+  std::string sandbox_;
 
   std::unique_ptr<Tape> tape_;
   int tape_flags_ = 0;
@@ -458,6 +484,8 @@ int Session::run() {
       } catch (const rmt::ProtocolError& e) {
         if (e.kind() == rmt::ProtocolError::Kind::garbage) reply_error(EINVAL, "Garbage command");
         throw SessionEnd{Exit::protocol, e.what()};
+      } catch (const Interrupted&) {
+        throw SessionEnd{Exit::connection, "stopped by a signal"};
       } catch (const Error& e) {
         throw SessionEnd{Exit::connection, e.what()};
       }
@@ -494,16 +522,14 @@ int Session::run() {
 
 void Session::log_session(const std::string& end) {
   if (options_.log == "none") return;
-  std::string user = "uid " + std::to_string(::getuid());
-  if (const passwd* pw = ::getpwuid(::getuid())) user = pw->pw_name;
-  std::string line = "session peer=" + peer_ + " user=" + user;
+  std::string line = "session peer=" + peer_ + " user=" + user_;
   if (const char* cmd = std::getenv("SSH_ORIGINAL_COMMAND")) line += " command=" + quoted(cmd);
   if (!options_.login_command.empty()) line += " login-command=" + quoted(options_.login_command);
   line += " open=[" + opened_ + "] requests=" + std::to_string(requests_) +
           " in=" + std::to_string(bytes_in_) + " out=" + std::to_string(bytes_out_) +
           " end=" + quoted(end);
+  if (!sandbox_.empty()) line += " sandbox=" + quoted(sandbox_);
   if (options_.log == "syslog") {
-    ::openlog("rmt", LOG_PID, LOG_DAEMON);
     ::syslog(LOG_INFO, "%s", line.c_str());
     ::closelog();
     return;
@@ -515,8 +541,7 @@ void Session::log_session(const std::string& end) {
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
   line = std::string(stamp) + " rmt[" + std::to_string(::getpid()) + "]: " + line + "\n";
   try {
-    Fd log = open_file(options_.log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
-    write_all(log.get(), std::as_bytes(std::span(line.data(), line.size())), options_.log);
+    write_all(log_.get(), std::as_bytes(std::span(line.data(), line.size())), options_.log);
   } catch (const Error&) {
     // The session is over; losing its log line must not change its status.
   }
@@ -532,6 +557,7 @@ int op_from_name(const std::string& name) {
 
 int serve(const ServerOptions& options, int in_fd, int out_fd) {
   Session session(options, in_fd, out_fd);
+  session.narrow();
   return session.run();
 }
 

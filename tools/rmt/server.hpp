@@ -33,6 +33,7 @@ struct ServerOptions {
   std::string log = "syslog";  // "syslog", "none", or a file
   std::string debug_log;       // empty: none
   std::string login_command;   // -c COMMAND (when rmt is a login shell), logged only
+  bool sandbox = true;         // Landlock under --allow
 };
 
 // Serves requests from in_fd, replying on out_fd, until end of input or a

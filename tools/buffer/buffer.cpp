@@ -89,10 +89,14 @@ bool is_char_device(int fd) {
   return fd >= 0 && ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
-// A 64 KiB pipe makes producer and consumer take turns in small steps; a
-// pipe twice a block lets each side move a whole block per wake-up.
+// A 64 KiB pipe makes producer and consumer take turns in small steps. A
+// pipe of 1 MiB (the default pipe-max-size), or two blocks if larger and
+// allowed, lets each side move whole blocks per wake-up: through
+// cat | buffer -s 256k | cat it was the most consistently fast size measured.
 void enlarge_pipe(int fd, std::size_t block_size) {
-  if (fd >= 0) grow_pipe(fd, std::clamp<std::size_t>(block_size * 2, 65536, 1048576));
+  constexpr std::size_t kPreferred = std::size_t{1} << 20;
+  if (fd < 0) return;
+  if (grow_pipe(fd, std::max(kPreferred, block_size * 2)) < kPreferred) grow_pipe(fd, kPreferred);
 }
 
 // buffer 1.19's -Z: rewind a character device after each GiB, for old tape

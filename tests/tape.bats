@@ -333,6 +333,21 @@ simh_build() {
   reads 8 "100 200 301 0 7 0 0 EIO"
 }
 
+@test "tape: a write among records already read ahead is what later reads find, back and forth" {
+  tapectl t.tap write $(seq 1000 1099) : op rewind
+  run bash -c "tapectl t.tap read 10 : op bsr 3 : read 1 : op fsr 5 : read 1 : write 2000 : op bsr 2 : read 3 | paste -sd' '"
+  assert_output "1000 1001 1002 1003 1004 1005 1006 1007 1008 1009 1007 1013 1013 2000 EIO"
+}
+
+@test "tape: small records read around fsr and bsr in one open come back intact and in order" {
+  # 700 odd-sized records span several read-ahead windows.
+  tapectl t.tap write $(seq 701 2 2099) : op rewind
+  run bash -c "tapectl t.tap read 400 : op bsr 250 : read 3 : op fsr 200 : read 2 : op bsr 1 : read 1 | tail -n 6 | paste -sd' '"
+  assert_output "1001 1003 1005 1407 1409 1409"
+  run bash -c "tapectl t.tap op rewind : read 701 | paste -sd' '"
+  assert_output "$(seq 701 2 2099 | paste -sd' ') 0"
+}
+
 @test "tape: weof after writes ends the file and close adds no second filemark" {
   three_files
   mt_on 0 fsf 1

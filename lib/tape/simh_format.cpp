@@ -1,6 +1,7 @@
 // SIMH magtape codec: length words, framing checks and object scanning.
 #include "simh_format.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -82,6 +83,10 @@ void ImageReader::remember(std::uint64_t offset, const std::byte* bytes,
 
 bool ImageReader::word_at(std::uint64_t offset, std::uint32_t& word) {
   if (offset + 4 > size_) return false;
+  if (in_window(offset, 4)) {
+    word = load_le32(window_at(offset));
+    return true;
+  }
   if (offset >= cache_offset_ && (offset - cache_offset_) % 4 == 0 &&
       (offset - cache_offset_) / 4 < cache_count_) {
     word = cache_[(offset - cache_offset_) / 4];
@@ -165,7 +170,47 @@ Object ImageReader::previous(std::uint64_t pos) {
   }
 }
 
+void ImageReader::fill_window(std::uint64_t offset) {
+  constexpr std::uint64_t page = 4096;
+  if (window_.empty()) window_.resize(window_bytes);
+  window_count_ = 0;
+  std::uint64_t from = offset & ~(page - 1);
+  if (from >= size_) return;
+  std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(window_bytes, size_ - from));
+  ssize_t n = retry_eintr(
+      [&] { return ::pread(fd_, window_.data(), want, static_cast<off_t>(from)); });
+  if (n == -1) throw_syscall_error("read tape image");
+  window_offset_ = from;
+  window_count_ = static_cast<std::size_t>(n);
+}
+
+bool ImageReader::read_through_window(Object& rec, std::span<std::byte> buf, std::uint32_t lead) {
+  const std::uint64_t data_at = rec.start + 4;
+  const std::uint32_t pad = rec.length & 1u;
+  // Data, pad and trailer; the next header too when the image goes on.
+  std::uint64_t need = rec.length + pad + 4;
+  if (data_at + need + 4 <= size_) need += 4;
+  if (!in_window(data_at, need)) fill_window(data_at);
+  const std::uint64_t trail_at = data_at + rec.length + pad;
+  if (in_window(trail_at, 4) && load_le32(window_at(trail_at)) == lead) {
+    rec.end = trail_at + 4;
+  } else if (pad != 0 && in_window(trail_at - 1, 4) && load_le32(window_at(trail_at - 1)) == lead) {
+    rec.end = trail_at + 3;  // an unpadded odd record
+  } else {
+    return false;
+  }
+  std::memcpy(buf.data(), window_at(data_at), rec.length);
+  return true;
+}
+
 bool ImageReader::read_data(Object& rec, std::span<std::byte> buf) {
+  std::uint32_t lead = record_word(rec.length, rec.kind == Kind::bad_record);
+  if (rec.length <= read_ahead_limit) {
+    if (read_through_window(rec, buf, lead)) return true;
+    Object framed = frame_forward(rec.start, lead);
+    rec = framed.kind == Kind::invalid ? framed : invalid_at(rec.start, "record changed while reading");
+    return false;
+  }
   // The tail holds [pad] trailing length, next header: both layouts fit in 9.
   std::byte tail[9];
   std::size_t pad = rec.length & 1u;
@@ -174,7 +219,6 @@ bool ImageReader::read_data(Object& rec, std::span<std::byte> buf) {
   ssize_t n = retry_eintr([&] { return ::preadv(fd_, iov, 2, data_at); });
   if (n == -1) throw_syscall_error("read tape image");
   std::size_t got = static_cast<std::size_t>(n);
-  std::uint32_t lead = record_word(rec.length, rec.kind == Kind::bad_record);
   if (got >= rec.length + pad + 4 && load_le32(tail + pad) == lead) {
     rec.end = rec.start + record_span(rec.length);
     std::size_t extra = got - rec.length - pad - 4;

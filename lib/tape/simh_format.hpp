@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace tk::simh {
 
@@ -59,12 +60,21 @@ struct Object {
   bool is_record() const noexcept { return kind == Kind::record || kind == Kind::bad_record; }
 };
 
-// Read access to an image through pread, caching the last words read so a
-// forward scan costs one small read per object and a record read one preadv
-// (its data, trailing length and the next header together). Reads both padded
+// Read access to an image through pread. Spacing caches the last words read,
+// so a forward scan costs one small read per object and never reads record
+// data. Reading a record small enough (read_ahead_limit) goes through a
+// read-ahead window: one large page-aligned pread serves the data, trailers
+// and headers of many records. A larger record costs one preadv (its data,
+// trailing length and the next header together). Reads both padded
 // (standard) and unpadded (E11) odd-length records.
+//
+// Everything cached is image bytes by offset; whoever changes the image (a
+// write, a truncation) must call set_size() or forget() before reading again.
 class ImageReader {
  public:
+  static constexpr std::size_t window_bytes = 256 * 1024;
+  static constexpr std::uint32_t read_ahead_limit = 64 * 1024;
+
   ImageReader() = default;
   ImageReader(int fd, std::uint64_t size) noexcept : fd_(fd), size_(size) {}
 
@@ -74,7 +84,10 @@ class ImageReader {
     size_ = size;
     forget();
   }
-  void forget() noexcept { cache_count_ = 0; }
+  void forget() noexcept {
+    cache_count_ = 0;
+    window_count_ = 0;
+  }
 
   // The object starting at pos, erase gaps skipped. With frame false a record's
   // trailing length is left for read_data to check (saving a read), and end
@@ -92,12 +105,26 @@ class ImageReader {
   void remember(std::uint64_t offset, const std::byte* bytes, std::size_t count) noexcept;
   // The record starting at start with leading word lead; frames it.
   Object frame_forward(std::uint64_t start, std::uint32_t lead);
+  // Whether the window holds the count bytes at offset.
+  bool in_window(std::uint64_t offset, std::uint64_t count) const noexcept {
+    return offset >= window_offset_ && offset - window_offset_ + count <= window_count_;
+  }
+  const std::byte* window_at(std::uint64_t offset) const noexcept {
+    return window_.data() + (offset - window_offset_);
+  }
+  // Refills the window from the page boundary at or before offset.
+  void fill_window(std::uint64_t offset);
+  // read_data through the window; false when the record is not framed there.
+  bool read_through_window(Object& rec, std::span<std::byte> buf, std::uint32_t lead);
 
   int fd_ = -1;
   std::uint64_t size_ = 0;
   std::uint64_t cache_offset_ = 0;
   std::size_t cache_count_ = 0;  // valid words in cache_
   std::array<std::uint32_t, 2> cache_{};
+  std::vector<std::byte> window_;  // allocated on first use
+  std::uint64_t window_offset_ = 0;
+  std::size_t window_count_ = 0;  // valid bytes in window_
 };
 
 }  // namespace tk::simh

@@ -242,4 +242,103 @@ TEST(SimhReader, ReadDataTurnsAMismatchIntoAnInvalidObject) {
   EXPECT_EQ(a.kind, Kind::invalid);
 }
 
+// Records with distinct contents (byte i of record r is r + i), sized so that
+// some straddle the read-ahead window's edges.
+Image numbered_records(std::uint32_t count, std::uint32_t first_length) {
+  Image img;
+  for (std::uint32_t r = 0; r < count; ++r) {
+    std::uint32_t length = first_length + r;
+    std::uint32_t w = tk::simh::record_word(length, false);
+    img.word(w);
+    for (std::uint32_t i = 0; i < length; ++i) img.bytes.push_back(static_cast<std::byte>(r + i));
+    if ((length & 1) != 0) img.bytes.push_back(std::byte{0});
+    img.word(w);
+  }
+  return img.mark();
+}
+
+bool holds_record(const std::vector<std::byte>& buf, std::uint32_t r, std::uint32_t length) {
+  for (std::uint32_t i = 0; i < length; ++i)
+    if (buf[i] != static_cast<std::byte>(r + i)) return false;
+  return true;
+}
+
+TEST(SimhReadAhead, RecordsAcrossTheWindowEdgesReadIntactForwardAndAfterGoingBack) {
+  // About 2.5 windows of 3001..3200-byte records.
+  const std::uint32_t count = 200, first = 3001;
+  Image img = numbered_records(count, first);
+  ImageFile f(img);
+  std::vector<std::byte> buf(first + count);
+  std::vector<std::uint64_t> starts;
+  std::uint64_t pos = 0;
+  for (std::uint32_t r = 0; r < count; ++r) {
+    Object o = f.reader().next(pos, false);
+    ASSERT_EQ(o.length, first + r);
+    ASSERT_TRUE(f.reader().read_data(o, std::span(buf).first(o.length))) << o.problem;
+    ASSERT_TRUE(holds_record(buf, r, o.length)) << "record " << r;
+    starts.push_back(o.start);
+    pos = o.end;
+  }
+  EXPECT_EQ(f.reader().next(pos).kind, Kind::tape_mark);
+  // Back to the first window and forward again, as bsr then read would.
+  for (std::uint32_t r : {150u, 3u, 120u, 121u, 0u, 199u}) {
+    Object o = f.reader().next(starts[r], false);
+    ASSERT_TRUE(f.reader().read_data(o, std::span(buf).first(o.length))) << o.problem;
+    EXPECT_TRUE(holds_record(buf, r, o.length)) << "record " << r;
+    Object back = f.reader().previous(o.end);
+    EXPECT_EQ(back.start, starts[r]);
+  }
+}
+
+TEST(SimhReadAhead, ARecordChangedInTheImageReadsNewAfterSetSize) {
+  Image img = numbered_records(20, 100);
+  ImageFile f(img);
+  std::vector<std::byte> buf(200);
+  Object a = f.reader().next(0, false);
+  ASSERT_TRUE(f.reader().read_data(a, std::span(buf).first(a.length)));
+  // Rewrite record 1 (101 bytes at 108) as a 50-byte record and end the image there.
+  Image replacement;
+  replacement.record(50).mark();
+  ASSERT_EQ(::pwrite(f.fd(), replacement.bytes.data(), replacement.bytes.size(), 108),
+            static_cast<ssize_t>(replacement.bytes.size()));
+  ASSERT_EQ(::ftruncate(f.fd(), 108 + 62), 0);
+  f.reader().set_size(108 + 62);
+  Object b = f.reader().next(a.end, false);
+  ASSERT_EQ(b.length, 50u);
+  ASSERT_TRUE(f.reader().read_data(b, std::span(buf).first(b.length)));
+  EXPECT_EQ(buf[0], std::byte{'a'});
+  EXPECT_EQ(b.end, 108u + 58);
+  EXPECT_EQ(f.reader().next(b.end).kind, Kind::tape_mark);
+  EXPECT_EQ(f.reader().next(b.end + 4).kind, Kind::end_of_data);
+}
+
+TEST(SimhReadAhead, RecordsAboveTheLimitAndBelowItInterleave) {
+  Image img;
+  const std::uint32_t big = ImageReader::read_ahead_limit + 1001;
+  img.record(10).record(big).record(11, false, false).record(big - 1).record(12).mark();
+  ImageFile f(img);
+  std::vector<std::byte> buf(big);
+  std::uint64_t pos = 0;
+  for (std::uint32_t length : {10u, big, 11u, big - 1, 12u}) {
+    Object o = f.reader().next(pos, false);
+    ASSERT_EQ(o.length, length);
+    ASSERT_TRUE(f.reader().read_data(o, std::span(buf).first(length))) << o.problem;
+    EXPECT_EQ(buf[length - 1], static_cast<std::byte>('a' + (length - 1) % 26));
+    pos = o.end;
+  }
+  EXPECT_EQ(pos, img.bytes.size() - 4);
+  EXPECT_EQ(f.reader().next(pos).kind, Kind::tape_mark);
+}
+
+TEST(SimhReadAhead, AnOddRecordCutShortAtTheEndOfTheImageIsInvalid) {
+  Image img;
+  img.record(9);
+  img.bytes.resize(img.bytes.size() - 2);  // half of the trailing length
+  ImageFile f(img);
+  std::vector<std::byte> buf(9);
+  Object o = f.reader().next(0, false);
+  EXPECT_FALSE(f.reader().read_data(o, buf));
+  EXPECT_EQ(o.kind, Kind::invalid);
+}
+
 }  // namespace

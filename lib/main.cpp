@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "error.hpp"
+#include "io.hpp"
 
 namespace tk {
 namespace {
@@ -31,6 +32,7 @@ int run_main(std::string_view program, const ExitPolicy& policy,
   try {
     status = body();
     std::cout.flush();
+    errno = 0;
     if (std::fflush(stdout) != 0 || !std::cout)
       throw Error(errno ? errno : EIO, "write standard output");
   } catch (const ExactExit& e) {
@@ -40,6 +42,10 @@ int run_main(std::string_view program, const ExitPolicy& policy,
     print_line(e.what());
     if (!policy.usage_text.empty()) std::fputs(policy.usage_text.c_str(), stderr);
     status = policy.usage;
+  } catch (const Interrupted&) {
+    // Only a signal the program asked to stop on gets here; "Interrupted
+    // system call" would be noise after the user's own Ctrl-C.
+    status = policy.failure;
   } catch (const Error& e) {
     if (e.errnum() != EPIPE) print_line(e.what());
     status = policy.failure;

@@ -16,8 +16,8 @@ struct ExitPolicy {
 
 // Sets the program name, runs body and returns its status. Maps UsageError,
 // Error (EPIPE on output is quiet: a reader that went away is normal in a
-// pipeline), ExactExit and any other exception to a diagnostic on stderr and
-// the policy's status. Flushes stdout and fails if that flush fails.
+// pipeline; so is Interrupted, which follows a stop request), ExactExit and
+// any other exception to a diagnostic on stderr and the policy's status. Flushes stdout and fails if that flush fails.
 int run_main(std::string_view program, const ExitPolicy& policy,
              const std::function<int()>& body);
 

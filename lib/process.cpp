@@ -22,8 +22,7 @@ Child::~Child() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);
   int status = 0;
-  while (::waitpid(pid_, &status, 0) == -1 && errno == EINTR) {
-  }
+  retry_eintr([&] { return ::waitpid(pid_, &status, 0); });
 }
 
 int Child::wait() {
@@ -45,25 +44,35 @@ Pipe make_pipe() {
   return {Fd(fds[0]), Fd(fds[1])};
 }
 
-// In the child after fork: only async-signal-safe calls until exec.
-[[noreturn]] void exec_or_die(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  ::execvp(args[0], args.data());
-  const char prefix[] = "cannot run ";
-  [[maybe_unused]] auto ignored = ::write(2, prefix, sizeof prefix - 1);
-  ignored = ::write(2, args[0], std::strlen(args[0]));
-  const char* reason = std::strerror(errno);
-  ignored = ::write(2, ": ", 2);
-  ignored = ::write(2, reason, std::strlen(reason));
-  ignored = ::write(2, "\n", 1);
+// argv for execvp, built before fork: the child may only make
+// async-signal-safe calls until exec, so it must not allocate.
+struct ExecArgs {
+  explicit ExecArgs(const std::vector<std::string>& args) {
+    pointers.reserve(args.size() + 1);
+    for (const auto& a : args) pointers.push_back(const_cast<char*>(a.c_str()));
+    pointers.push_back(nullptr);
+  }
+  std::vector<char*> pointers;
+};
+
+void write_stderr(const char* text) {
+  [[maybe_unused]] auto ignored = ::write(2, text, std::strlen(text));
+}
+
+[[noreturn]] void exec_or_die(const ExecArgs& args) {
+  ::execvp(args.pointers[0], args.pointers.data());
+  int err = errno;
+  write_stderr("cannot run ");
+  write_stderr(args.pointers[0]);
+  write_stderr(": ");
+  write_stderr(std::strerror(err));
+  write_stderr("\n");
   ::_exit(127);
 }
 }  // namespace
 
 PipedChild spawn_piped(const std::vector<std::string>& argv) {
+  ExecArgs args(argv);
   Pipe down = make_pipe();  // we write, child reads
   Pipe up = make_pipe();    // child writes, we read
   pid_t pid = ::fork();
@@ -72,19 +81,21 @@ PipedChild spawn_piped(const std::vector<std::string>& argv) {
     ::signal(SIGPIPE, SIG_DFL);
     if (::dup2(down.read_end.get(), 0) == -1 || ::dup2(up.write_end.get(), 1) == -1)
       ::_exit(127);
-    exec_or_die(argv);
+    exec_or_die(args);
   }
   return {Child(pid), std::move(down.write_end), std::move(up.read_end)};
 }
 
 int run_shell(const std::string& command, int stdin_fd, int stdout_fd) {
+  std::vector<std::string> argv{"/bin/sh", "-c", command};
+  ExecArgs args(argv);
   pid_t pid = ::fork();
   if (pid == -1) throw_errno("fork");
   if (pid == 0) {
     ::signal(SIGPIPE, SIG_DFL);
     if (stdin_fd >= 0 && ::dup2(stdin_fd, 0) == -1) ::_exit(127);
     if (stdout_fd >= 0 && ::dup2(stdout_fd, 1) == -1) ::_exit(127);
-    exec_or_die({"/bin/sh", "-c", command});
+    exec_or_die(args);
   }
   return Child(pid).wait();
 }

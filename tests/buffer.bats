@@ -338,6 +338,22 @@ wait_buffer() {
   assert_output --regexp "^buffer \(writer\): interrupted; [0-9]+ bytes reached .*/out, [0-9]+ queued bytes were not written$"
 }
 
+@test "buffer: SIGTERM while the output is still opening (a FIFO nobody reads) ends the run quietly" {
+  tapekit_only
+  mkfifo "$BATS_TEST_TMPDIR/fifo"
+  echo data | "$BUFFER" -o "$BATS_TEST_TMPDIR/fifo" 2>"$BATS_TEST_TMPDIR/err" &
+  BUFFER_PID=$!
+  (sleep 30; kill -9 "$BUFFER_PID" 2>/dev/null) &
+  WATCHDOG_PID=$!
+  local i
+  for i in $(seq 100); do pgrep -P "$BUFFER_PID" -x buffer >/dev/null && break; sleep 0.05; done
+  sleep 0.2
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" ""
+}
+
 @test "buffer: --no-drain discards the queue on SIGTERM, as buffer 1.19" {
   tapekit_only
   start_draining_buffer --no-drain

@@ -480,10 +480,10 @@ check_size() {
   exec 7>&-
   assert_equal "$status" 143
   assert_equal "$(cat out.bin)" abc
+  # The user's own signal gets the totals but no "Interrupted system call".
   assert_equal "$(cat err.txt)" "0+1 records in
 0+1 records out
-$(grep '^3 bytes copied' err.txt)
-reblock: read standard input: Interrupted system call"
+$(grep '^3 bytes copied' err.txt)"
 }
 
 @test "reblock: -t and the output match GNU dd bs=N iflag=fullblock (conv=sync for -B)" {

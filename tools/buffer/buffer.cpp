@@ -39,6 +39,7 @@ volatile std::sig_atomic_t g_stop_input = 0;  // reader: the writer was signalle
 volatile std::sig_atomic_t g_drain = 1;       // drain the queue on the first signal
 volatile std::sig_atomic_t g_final_wait = 0;  // reader: waiting for the writer to finish
 volatile std::sig_atomic_t g_writer_pid = 0;  // reader: which child is the writer
+volatile std::sig_atomic_t g_writer_ready = 0;  // writer: output open, queue draining
 
 constexpr auto kPollInterval = 250ms;  // how soon a side notices the other's death
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -63,10 +64,12 @@ void on_stop_input(int) {
   request_stop();
 }
 // The writer keeps writing on the first signal and asks the reader to stop
-// reading; a second signal (or --no-drain) stops it at once.
+// reading; a second signal (or --no-drain) stops it at once, and so does the
+// first while the output is still being opened (a FIFO or a remote shell may
+// never answer).
 void on_writer_signal(int) {
   g_signals = g_signals + 1;
-  if (g_signals >= 2 || !g_drain)
+  if (g_signals >= 2 || !g_drain || !g_writer_ready)
     request_stop();
   else
     ::kill(::getppid(), SIGUSR2);
@@ -140,6 +143,8 @@ std::unique_ptr<Tape> open_output(const Options& o) {
   }
   try {
     return open_tape(o.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(o));
+  } catch (const Interrupted&) {
+    throw;  // a signal while opening: quiet, as any stop
   } catch (const Error& e) {
     throw ExactExit(kExitSetup, "buffer: cannot open output file: " + strerror_text(e.errnum()) +
                                     "\nfilename: " + o.output + "\n");
@@ -314,6 +319,7 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
     // Failures here are still set-up failures: status 255, as in 1.19.
     std::unique_ptr<Tape> output = open_output(options);
     enlarge_pipe(output->poll_fd(), options.block_size);
+    g_writer_ready = 1;
     ring.set_consumer_ready();
     Writer writer(ring, std::move(output), options, start, reader);
     return writer.run();
@@ -448,16 +454,23 @@ class Reader {
   bool wait_for_writer_ready() {
     while (!ring_.consumer_ready()) {
       if (g_peer_gone) return false;
+      if (g_signals || g_stop_input) {
+        // The writer may be blocked opening the output; it gives up on SIGTERM.
+        ::kill(writer_.pid(), SIGTERM);
+        return false;
+      }
       std::this_thread::sleep_for(1ms);
     }
     return true;
   }
 
-  // The writer could not open the output: its status (255) is ours.
+  // The writer could not open the output: its status (255) is ours; after a
+  // signal, the runtime status.
   int writer_setup_failed() {
     g_final_wait = 1;
     clear_stop();
     int status = writer_.wait();
+    if (g_signals || g_stop_input) return kExitRuntime;
     return WIFEXITED(status) ? WEXITSTATUS(status) : kExitRuntime;
   }
 

@@ -10,6 +10,7 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/size.hpp"
+#include "buffer.hpp"
 
 namespace tk::buffer {
 
@@ -39,9 +40,7 @@ const char* const kHelpText =
 
 namespace {
 
-constexpr int kSetupFailure = 255;
-
-[[noreturn]] void fail_exact(const std::string& line) { throw ExactExit(kSetupFailure, line + "\n"); }
+[[noreturn]] void fail_exact(const std::string& line) { throw ExactExit(kExitSetup, line + "\n"); }
 
 // The option name inside cxxopts' message, between its LQUOTE and RQUOTE.
 std::string quoted_name(const std::string& message) {

@@ -518,6 +518,17 @@ tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' 
   assert_equal "$(sha out)" "$(sha in)"
 }
 
+@test "buffer: a name with a colon is remote, and the failure says so; --force-local makes it local" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr bash -c 'echo hi | RSH=/bin/false "$0" -o dump-10:00.tar' "$BUFFER"
+  assert_equal "$status" 255
+  assert_equal "${stderr_lines[2]}" "buffer: dump-10:00.tar names a remote tape on host dump-10 (--force-local makes it a local file)"
+  run bash -c 'echo hi | "$0" --force-local -o dump-10:00.tar' "$BUFFER"
+  assert_success
+  assert_equal "$(cat dump-10:00.tar)" hi
+}
+
 @test "buffer: -o and -i host:path reach a remote virtual tape through rmt" {
   tapekit_only
   local remote=localhost:$BATS_TEST_TMPDIR/r.tap

@@ -29,7 +29,8 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
   if (name == "-")
     return tape_from_fd((flags & O_ACCMODE) == O_RDONLY ? 0 : 1,
                         (flags & O_ACCMODE) == O_RDONLY ? "standard input" : "standard output");
-  if (is_remote_name(name)) return std::make_unique<RemoteTape>(name, flags, options);
+  if (!options.force_local && is_remote_name(name))
+    return std::make_unique<RemoteTape>(name, flags, options);
   if (struct stat st {}; name.ends_with(".tap") && (::stat(name.c_str(), &st) != 0 || S_ISREG(st.st_mode)))
     return open_simh_tape(name, flags, options);
   if (struct stat st {}; ::stat(name.c_str(), &st) == 0 && S_ISCHR(st.st_mode))

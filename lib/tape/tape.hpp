@@ -78,6 +78,7 @@ struct OpenOptions {
   mode_t create_mode = 0666;
   std::string rsh_command;  // empty: $RSH, else "ssh"
   std::string rmt_command;  // empty: $RMT, else "/etc/rmt"
+  bool force_local = false;  // a name with a colon is still a local file (GNU tar's --force-local)
 };
 
 class Tape {

@@ -110,10 +110,19 @@ void rewind_offset_if_device(int fd) {
 
 std::string strerror_text(int err) { return std::strerror(err); }
 
+// "cannot open" for a name taken as host:path also says so, since a local
+// file name with a colon (backup-10:00.tar) is easy to mistake.
+std::string remote_hint(const std::string& name, const Options& o) {
+  if (o.force_local || !is_remote_name(name)) return "";
+  return "buffer: " + name + " names a remote tape on host " + name.substr(0, name.find(':')) +
+         " (--force-local makes it a local file)\n";
+}
+
 OpenOptions open_options(const Options& o) {
   OpenOptions oo;
   oo.rsh_command = o.rsh_command;
   oo.rmt_command = o.rmt_command;
+  oo.force_local = o.force_local;
   return oo;
 }
 
@@ -129,7 +138,7 @@ std::unique_ptr<Tape> open_input(const Options& o) {
     return open_tape(o.input, O_RDONLY, open_options(o));
   } catch (const Error& e) {
     throw ExactExit(kExitSetup, "buffer: cannot open input file: " + strerror_text(e.errnum()) +
-                                    "\nfilename: " + o.input + "\n");
+                                    "\nfilename: " + o.input + "\n" + remote_hint(o.input, o));
   }
 }
 
@@ -147,7 +156,7 @@ std::unique_ptr<Tape> open_output(const Options& o) {
     throw;  // a signal while opening: quiet, as any stop
   } catch (const Error& e) {
     throw ExactExit(kExitSetup, "buffer: cannot open output file: " + strerror_text(e.errnum()) +
-                                    "\nfilename: " + o.output + "\n");
+                                    "\nfilename: " + o.output + "\n" + remote_hint(o.output, o));
   }
 }
 

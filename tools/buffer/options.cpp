@@ -36,7 +36,8 @@ const char* const kHelpText =
     "  --progress  one live status line on a terminal\n"
     "  --interval SECS  print a status line every SECS seconds\n"
     "  --no-drain  discard queued data on SIGINT/SIGTERM (as buffer 1.19)\n"
-    "  --rsh-command CMD, --rmt-command CMD  how to reach host:path devices\n";
+    "  --rsh-command CMD, --rmt-command CMD  how to reach host:path devices\n"
+    "  --force-local  a file name with a colon is a local file, not host:path\n";
 
 namespace {
 
@@ -107,6 +108,7 @@ Options parse_options(int argc, char** argv) {
       ("no-drain", "", cxxopts::value<bool>())
       ("rsh-command", "", cxxopts::value<std::string>())
       ("rmt-command", "", cxxopts::value<std::string>())
+      ("force-local", "", cxxopts::value<bool>())
       ("help", "", cxxopts::value<bool>());
 
   cxxopts::ParseResult parsed;
@@ -188,6 +190,8 @@ Options parse_options(int argc, char** argv) {
       o.rsh_command = value;
     } else if (key == "rmt-command") {
       o.rmt_command = value;
+    } else if (key == "force-local") {
+      o.force_local = true;
     } else if (key == "help") {
       o.help = true;
     }

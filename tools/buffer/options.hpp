@@ -29,6 +29,7 @@ struct Options {
   bool drain_on_signal = true;     // --no-drain turns it off
   std::string rsh_command;         // --rsh-command, for host:path names
   std::string rmt_command;         // --rmt-command
+  bool force_local = false;        // --force-local
   bool help = false;               // --help
 };
 

@@ -462,3 +462,12 @@ assert_out() {
   run cat rmt.log
   assert_output --partial 'end="stopped by a signal"'
 }
+
+@test "rmt: dump's QFA requests (L whence 10 and 11) tell and seek the block on a .tap" {
+  tapectl -w t.tap write 100 100 100 fm >/dev/null
+  mt -f t.tap rewind
+  serve "O$PWD/t.tap"$'\n0\nI3\n2\nL0\n10\nL1\n11\nL0\n10\nR200\n'
+  # Block 1 is the second record: after the replies come its 100 bytes.
+  assert_equal "$(head -c 21 out)" $'A0\nA2\nA2\nA1\nA1\nA100'
+  assert_equal "$(stat -c %s out)" 121
+}

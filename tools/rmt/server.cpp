@@ -362,7 +362,19 @@ void Session::write(const rmt::Request& r) {
   std::span<const std::byte> record = receive_payload(size);
   if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
   if ((tape_flags_ & O_ACCMODE) == O_RDONLY) throw Refusal{EBADF, "Bad file descriptor"};
-  if (n > 0) tape_->write(record);
+  if (n > 0) {
+    try {
+      tape_->write(record);
+    } catch (const Error& e) {
+      // Part of the record reached the medium (fixed blocks at early
+      // warning, a file filling up): answer that count, as write(2) and
+      // GNU rmt do. An E reply would make the client send it all again.
+      if (e.bytes_done() == 0 || e.errnum() == EINTR) throw;
+      bytes_in_ += e.bytes_done();
+      reply_ok(e.bytes_done());
+      return;
+    }
+  }
   bytes_in_ += n;
   reply_ok(n);
 }

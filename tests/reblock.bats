@@ -301,6 +301,14 @@ check_size() {
   assert_equal "$usage" "$synopsis"
 }
 
+@test "reblock: --force-local writes a local file whose name has a colon" {
+  echo data | "$REBLOCK" --force-local -o backup-10:00.out
+  assert_equal "$(cat backup-10:00.out)" data
+  run bash -c 'echo data | RSH=/bin/false "$0" -o backup-10:00.out2' "$REBLOCK"
+  assert_failure
+  assert_file_not_exists backup-10:00.out2
+}
+
 @test "reblock: a missing input file exits 1, names it, and leaves the output alone" {
   echo keep >out.bin
   run --separate-stderr "$REBLOCK" -i no-such-file -o out.bin

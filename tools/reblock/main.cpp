@@ -38,7 +38,7 @@ enum class Exit : int { ok = 0, failure = 1, usage = 2 };
 // Equal to the SYNOPSIS of man/reblock.1.
 constexpr const char* usage_text =
     "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]\n"
-    "               [--pad-byte byte]\n";
+    "               [--pad-byte byte] [--force-local]\n";
 
 // Pipes are grown to this size where the system allows, so a read or write
 // of a large record is one system call rather than several.
@@ -67,7 +67,8 @@ Options parse_options(int argc, char** argv, bool& help) {
       ("s", "record size", cxxopts::value<std::string>())
       ("t", "print totals")
       ("max-record", "largest input record", cxxopts::value<std::string>())
-      ("pad-byte", "pad byte", cxxopts::value<std::string>());
+      ("pad-byte", "pad byte", cxxopts::value<std::string>())
+      ("force-local", "names with a colon are local files");
   Options options;
   try {
     auto result = spec.parse(argc, argv);
@@ -77,6 +78,7 @@ Options parse_options(int argc, char** argv, bool& help) {
     options.pad = result.count("B") > 0;
     options.records = result.count("r") > 0;
     options.totals = result.count("t") > 0;
+    options.force_local = result.count("force-local") > 0;
     options.input = result["i"].as<std::string>();
     options.output = result["o"].as<std::string>();
     // 1 GiB bounds the buffers reblock allocates for one record.
@@ -161,8 +163,10 @@ int run(int argc, char** argv) {
   catch_stop_signals();
 
   // The input first: a missing input must not truncate the output.
-  auto in = tk::open_tape(options.input, O_RDONLY);
-  auto out = tk::open_tape(options.output, O_WRONLY | O_CREAT | O_TRUNC);
+  tk::OpenOptions open_options;
+  open_options.force_local = options.force_local;
+  auto in = tk::open_tape(options.input, O_RDONLY, open_options);
+  auto out = tk::open_tape(options.output, O_WRONLY | O_CREAT | O_TRUNC, open_options);
   for (int fd : {in->poll_fd(), out->poll_fd()})
     if (fd >= 0) tk::grow_pipe(fd, pipe_target);
 

@@ -1,7 +1,10 @@
 // fork/exec and reaping, kept in one place.
 #include "process.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <thread>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -31,6 +34,25 @@ int Child::wait() {
   if (got == -1) throw_syscall_error("waitpid " + std::to_string(pid_));
   pid_ = -1;
   return status;
+}
+
+int Child::wait_or_terminate(int seconds) {
+  using namespace std::chrono;
+  auto deadline = steady_clock::now() + std::chrono::seconds(seconds);
+  auto pause = milliseconds(1);  // most children are gone within a millisecond or two
+  while (steady_clock::now() < deadline) {
+    int status = 0;
+    pid_t got = retry_eintr([&] { return ::waitpid(pid_, &status, WNOHANG); });
+    if (got == -1) throw_syscall_error("waitpid " + std::to_string(pid_));
+    if (got == pid_) {
+      pid_ = -1;
+      return status;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, milliseconds(50));
+  }
+  ::kill(pid_, SIGTERM);
+  return wait();
 }
 
 namespace {

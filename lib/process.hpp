@@ -25,6 +25,8 @@ class Child {
   pid_t pid() const noexcept { return pid_; }
   // Waits for exit; returns the raw wait status.
   int wait();
+  // Waits up to `seconds` for exit, then sends SIGTERM and waits for it.
+  int wait_or_terminate(int seconds);
 
  private:
   pid_t pid_ = -1;

@@ -164,7 +164,9 @@ void RemoteTape::hang_up() noexcept {
   link_.from_child = Fd();
   if (link_.process.pid() > 0) {
     try {
-      link_.process.wait();
+      // The remote shell ends once rmt sees end of input; one that does not
+      // (a stuck network) must not hang the client forever.
+      link_.process.wait_or_terminate(30);
     } catch (const Error&) {
     }
   }

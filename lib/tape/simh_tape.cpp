@@ -20,7 +20,9 @@
 #include <fcntl.h>
 #include <string_view>
 #include <sys/file.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <vector>
@@ -190,7 +192,8 @@ class SimhTape final : public Tape {
         writable_(writable),
         fd_writable_(writable || write_errno == EACCES),
         write_errno_(write_errno),
-        file_protected_(file_protected) {
+        file_protected_(file_protected),
+        reserve_(writable && allocates_blocks(fd_.get())) {
     // The image changed behind the drive's back: start again from BOT.
     if (state_.offset > size_) state_.rewind();
   }
@@ -315,10 +318,12 @@ class SimhTape final : public Tape {
     try {
       if (last_write_ && state_.online) write_filemarks(1);
     } catch (const Error&) {
+      release_reserve();
       save_quietly();
       fd_.close("close " + name());
       throw;
     }
+    release_reserve();
     save();
     fd_.close("close " + name());
   }
@@ -532,15 +537,58 @@ class SimhTape final : public Tape {
       throw_syscall_error("truncate " + name());
     size_ = state_.offset;
     image_.set_size(size_);
+    reserved_end_ = 0;  // truncation freed the blocks past the new end
+  }
+
+  // Disk blocks past the end of the image, reserved with fallocate(KEEP_SIZE)
+  // ahead of the writes. A file system that allocates blocks as it writes
+  // back (ext4's delayed allocation) then finds them mapped, which makes an
+  // append of records at unaligned offsets cheaper than a plain file's
+  // aligned writes. The image's size never includes them, so a writer killed
+  // mid-tape leaves an image exactly as long as its data (the blocks are
+  // freed by the next truncating write or reserving close). Every record
+  // still reaches the kernel before write returns. A refusal (no support, no
+  // space) just stops reserving: the write itself reports real trouble.
+  static constexpr std::uint64_t first_reserve = 1 << 20;
+  static constexpr std::uint64_t largest_reserve = 16 << 20;
+
+  // Memory file systems gain nothing: their pages would be zeroed twice.
+  static bool allocates_blocks(int fd) noexcept {
+    struct statfs fs {};
+    if (::fstatfs(fd, &fs) == -1) return false;
+    return fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC;
+  }
+
+  void reserve_through(std::uint64_t end) noexcept {
+    std::uint64_t from = std::max(reserved_end_, state_.offset);
+    std::uint64_t to = (end / reserve_step_ + 1) * reserve_step_;
+    if (state_.capacity != 0) to = std::min(to, state_.capacity);
+    if (to <= from) return;
+    if (::fallocate(fd_.get(), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+                    static_cast<off_t>(to - from)) == -1) {
+      reserve_ = false;
+      return;
+    }
+    reserved_end_ = to;
+    reserve_step_ = std::min(2 * reserve_step_, largest_reserve);
+  }
+
+  // Frees what was reserved past the end (truncating to the same size).
+  void release_reserve() noexcept {
+    if (reserved_end_ == 0) return;
+    (void)::ftruncate(fd_.get(), static_cast<off_t>(size_));
+    reserved_end_ = 0;
   }
 
   void append(const iovec* iov, int count, std::size_t total, std::size_t done_before) {
     auto at = static_cast<off_t>(state_.offset);
+    if (reserve_ && state_.offset + total > reserved_end_) reserve_through(state_.offset + total);
     ssize_t n = retry_eintr([&] { return ::pwritev(fd_.get(), iov, count, at); });
     if (n != static_cast<ssize_t>(total)) {
       int err = n == -1 ? errno : ENOSPC;
       // Keep the image well formed: drop a partly written object.
       if (n > 0) (void)::ftruncate(fd_.get(), at);
+      if (n > 0) reserved_end_ = 0;
       image_.set_size(size_);
       if (err == EINTR) throw Interrupted("write " + name());
       throw Error(err, "write " + name(), done_before);
@@ -825,6 +873,9 @@ class SimhTape final : public Tape {
   bool last_write_ = false;  // st's "rw == ST_WRITING": close adds a filemark
   std::vector<std::byte> ahead_;
   std::size_t ahead_pos_ = 0;
+  bool reserve_;                    // reserve blocks ahead of appends
+  std::uint64_t reserved_end_ = 0;  // reserved up to here (0 = nothing)
+  std::uint64_t reserve_step_ = first_reserve;
 };
 
 }  // namespace

@@ -333,7 +333,7 @@ TEST(SimhReadAhead, RecordsAboveTheLimitAndBelowItInterleave) {
 TEST(SimhReadAhead, AnOddRecordCutShortAtTheEndOfTheImageIsInvalid) {
   Image img;
   img.record(9);
-  img.bytes.resize(img.bytes.size() - 2);  // half of the trailing length
+  img.bytes.erase(img.bytes.end() - 2, img.bytes.end());  // half of the trailing length
   ImageFile f(img);
   std::vector<std::byte> buf(9);
   Object o = f.reader().next(0, false);

@@ -8,11 +8,16 @@
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <span>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 #include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
 
 namespace {
 
@@ -119,6 +124,57 @@ TEST_F(SimhTapeTest, TheTapeIgnoresLseekAsStDoes) {
   auto tape = tk::open_simh_tape(image_, O_RDONLY);
   EXPECT_EQ(tape->seek(100, SEEK_SET), 0);
   EXPECT_EQ(tape->tell(), 2);  // after the record and the closing filemark
+}
+
+// Bytes the file system has allocated to the file.
+std::uint64_t allocated(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0);
+  return static_cast<std::uint64_t>(st.st_blocks) * 512;
+}
+
+TEST_F(SimhTapeTest, WhileWritingTheImageHoldsJustItsDataAndCloseFreesTheBlocksReservedAhead) {
+  auto tape = tk::open_simh_tape(image_, O_WRONLY | O_CREAT);
+  std::vector<std::byte> rec(10000, std::byte{0x33});
+  for (int i = 0; i < 40; ++i) tape->write(rec);
+  // What a reader would find if the writer were killed now: 40 whole records.
+  struct stat st {};
+  ASSERT_EQ(::stat(image_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 40 * 10008);
+  EXPECT_FALSE(tk::validate_simh_image(image_).has_value());
+  struct statfs fs {};
+  ASSERT_EQ(::statfs(dir_.c_str(), &fs), 0);
+  bool reserves = fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC;
+  if (reserves) {
+    // Only where the file system takes fallocate(KEEP_SIZE) at all.
+    std::string probe = dir_ + "/probe";
+    tk::Fd fd = tk::open_file(probe, O_RDWR | O_CREAT, 0666);
+    reserves = ::fallocate(fd.get(), FALLOC_FL_KEEP_SIZE, 0, 4096) == 0;
+  }
+  if (reserves) {
+    EXPECT_GE(allocated(image_), 40u * 10008 + 100000);
+  }
+  tape->close();
+  ASSERT_EQ(::stat(image_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 40 * 10008 + 4);
+  EXPECT_LT(allocated(image_), 40u * 10008 + 65536);
+}
+
+TEST_F(SimhTapeTest, AWriteInTheMiddleAfterReservingLeavesTheTapeEndingThere) {
+  write_records({30000, 30000, 30000, 30000, 30000, 30000});
+  auto tape = tk::open_simh_tape(image_, O_RDWR);
+  tape->op(tk::MtOp::rewind, 1);
+  tape->op(tk::MtOp::fsr, 2);
+  std::vector<std::byte> rec(700000, std::byte{0x44});
+  tape->write(rec);
+  tape->op(tk::MtOp::bsr, 1);
+  tape->write(std::span(rec).first(5));
+  tape->close();
+  struct stat st {};
+  ASSERT_EQ(::stat(image_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 2 * 30008 + 5 + 9 + 4);
+  EXPECT_LT(allocated(image_), 2u * 30008 + 65536);
+  EXPECT_FALSE(tk::validate_simh_image(image_).has_value());
 }
 
 }  // namespace

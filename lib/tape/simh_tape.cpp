@@ -18,9 +18,9 @@
 #include <charconv>
 #include <cstdio>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <string_view>
 #include <sys/file.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
@@ -564,6 +564,7 @@ class SimhTape final : public Tape {
     std::uint64_t to = (end / reserve_step_ + 1) * reserve_step_;
     if (state_.capacity != 0) to = std::min(to, state_.capacity);
     if (to <= from) return;
+    reserved_ = true;  // even a refused fallocate may have reserved part
     if (::fallocate(fd_.get(), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
                     static_cast<off_t>(to - from)) == -1) {
       reserve_ = false;
@@ -575,8 +576,9 @@ class SimhTape final : public Tape {
 
   // Frees what was reserved past the end (truncating to the same size).
   void release_reserve() noexcept {
-    if (reserved_end_ == 0) return;
+    if (!reserved_) return;
     (void)::ftruncate(fd_.get(), static_cast<off_t>(size_));
+    reserved_ = false;
     reserved_end_ = 0;
   }
 
@@ -587,8 +589,10 @@ class SimhTape final : public Tape {
     if (n != static_cast<ssize_t>(total)) {
       int err = n == -1 ? errno : ENOSPC;
       // Keep the image well formed: drop a partly written object.
-      if (n > 0) (void)::ftruncate(fd_.get(), at);
-      if (n > 0) reserved_end_ = 0;
+      if (n > 0) {
+        (void)::ftruncate(fd_.get(), at);
+        reserved_end_ = 0;
+      }
       image_.set_size(size_);
       if (err == EINTR) throw Interrupted("write " + name());
       throw Error(err, "write " + name(), done_before);
@@ -874,6 +878,7 @@ class SimhTape final : public Tape {
   std::vector<std::byte> ahead_;
   std::size_t ahead_pos_ = 0;
   bool reserve_;                    // reserve blocks ahead of appends
+  bool reserved_ = false;           // blocks past the end may be reserved
   std::uint64_t reserved_end_ = 0;  // reserved up to here (0 = nothing)
   std::uint64_t reserve_step_ = first_reserve;
 };

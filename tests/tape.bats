@@ -348,6 +348,14 @@ simh_build() {
   assert_output "$(seq 701 2 2099 | paste -sd' ') 0"
 }
 
+@test "tape: fsf and eod read only the length words of the records they pass" {
+  tapectl t.tap write $(yes 20000 | head -n 50) : op rewind
+  # LeakSanitizer cannot run under ptrace.
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -qq -P "$PWD/t.tap" -e trace=pread64,preadv,preadv2 -e raw=all -o trace tapectl t.tap op fsf 1 : op rewind : op eom
+  run bash -c "awk -F', ' '{ print \$3 }' trace | sort | uniq -c | awk '{ print \$1 \" of \" \$2 }'"
+  assert_output "102 of 0x8"
+}
+
 @test "tape: weof after writes ends the file and close adds no second filemark" {
   three_files
   mt_on 0 fsf 1

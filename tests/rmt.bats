@@ -471,3 +471,22 @@ assert_out() {
   assert_equal "$(head -c 20 out)" $'A0\nA2\nA2\nA1\nA1\nA100'
   assert_equal "$(stat -c %s out)" 120
 }
+
+@test "rmt: --write-once refuses to reopen an existing virtual tape for writing, too" {
+  serve $'Onew.tap\n577 O_WRONLY|O_CREAT|O_TRUNC\nW2\nokC\nOnew.tap\n577 O_WRONLY|O_CREAT|O_TRUNC\n' --write-once
+  assert_equal "$status" 0
+  assert_out $'A0\nA2\nA0\nE17\nFile exists\n'
+}
+
+@test "rmt: a virtual tape's state file is never followed through a symlink" {
+  mkdir -p tapes
+  # A valid drive state elsewhere, planted behind a link.
+  "$MT" -f tapes/other.tap vt-create 0
+  "$MT" -f tapes/other.tap setblk 512
+  mv tapes/other.tap.state tapes/outside
+  ln -s outside tapes/t.tap.state
+  serve $'Otapes/t.tap\n66 O_RDWR|O_CREAT\nW2\nokC\n'
+  # The open fails (ELOOP) instead of taking the link's target as the drive.
+  run cat out
+  assert_line --index 0 --regexp '^E40$'
+}

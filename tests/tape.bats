@@ -730,3 +730,32 @@ EOF
   run --separate-stderr -2 "$MT" -f g.tap verify
   assert_equal "$stderr" "g.tap: damaged at byte offset 12: invalid record length word 0x7f000000 (object 2)"
 }
+
+@test "tape: weof stops at the capacity (plus room for a closing filemark) with ENOSPC" {
+  "$MT" -f w.tap vt-create 1k
+  run "$MT" -f w.tap weof 100000
+  assert_equal "$status" 2
+  # 1024 bytes of capacity and 64 of filemark reserve: 272 marks of 4 bytes.
+  assert_equal "$(stat -c %s w.tap)" 1088
+}
+
+@test "tape: one weof request cannot write more than 2^20 filemarks (a full disk over rmt)" {
+  "$MT" -f h.tap vt-create 0
+  run "$MT" -f h.tap weof 2147483647
+  assert_equal "$status" 2
+  assert_equal "$(stat -c %s h.tap)" 0
+  run "$MT" -f h.tap weof 1048576
+  assert_success
+  assert_equal "$(stat -c %s h.tap)" 4194304
+}
+
+@test "tape: after records fill the capacity exactly, closing still writes its filemark" {
+  # Two 1000-byte records take 2 x 1008 image bytes: the capacity exactly.
+  "$MT" -f c.tap vt-create 2016
+  run tapectl c.tap write 1000 1000 1000
+  assert_failure
+  assert_line ENOSPC
+  assert_equal "$(stat -c %s c.tap)" 2020
+  run tapectl -r c.tap op rewind : read 3
+  assert_equal "$(echo "$output" | cut -d' ' -f1 | tr '\n' ' ')" "1000 1000 0 "
+}

@@ -7,7 +7,9 @@
 // EOT), the next write fails with ENOSPC (EOD bit), the one after succeeds
 // again, as st alternates. The capacity itself is the physical end: a record
 // that would not fit entirely fails with ENOSPC and every later write with
-// EIO. Filemarks are always accepted (they use the early-warning reserve). So
+// EIO. Filemarks are accepted past early warning and up to 64 bytes (16
+// marks) past the capacity, so a close after a full medium still writes
+// its filemark; beyond that they fail with ENOSPC too. So
 // a writer that stops at the first ENOSPC has stored between 7/8 of the
 // capacity and that plus one record, and one that keeps going stops at the
 // capacity: always between half the capacity and the capacity plus a record.
@@ -140,7 +142,9 @@ std::string format_state(const DriveState& s) {
 }
 
 DriveState load_state(const std::string& path) {
-  int fd = retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); });
+  // The drive's memory is never reached through a symlink (rmt's --allow
+  // confines names; a planted link must not redirect the state).
+  int fd = retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); });
   if (fd == -1) {
     if (errno == ENOENT) return DriveState{};  // decision 2: loaded, at BOT
     throw_syscall_error("open " + path);
@@ -156,7 +160,7 @@ DriveState load_state(const std::string& path) {
 void save_state(const std::string& path, const DriveState& s) {
   std::string tmp = path + ".tmp";
   std::string text = format_state(s);
-  Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
   write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
   fd.close("close " + tmp);
   if (::rename(tmp.c_str(), path.c_str()) == -1) throw_errno("rename " + tmp);
@@ -551,6 +555,9 @@ class SimhTape final : public Tape {
   // space) just stops reserving: the write itself reports real trouble.
   static constexpr std::uint64_t first_reserve = 1 << 20;
   static constexpr std::uint64_t largest_reserve = 16 << 20;
+  // Filemarks may pass the capacity by this much, so a close still fits one.
+  static constexpr std::uint64_t filemark_overshoot = 64;
+  static constexpr int max_filemarks_per_request = 1 << 20;
 
   // Memory file systems gain nothing: their pages would be zeroed twice.
   static bool allocates_blocks(int fd) noexcept {
@@ -629,16 +636,29 @@ class SimhTape final : public Tape {
     truncate_here();
     last_write_ = false;
     if (count <= 0) return;
-    // In slices, so that a huge count costs time (as on a drive), not memory.
+    // One request cannot fill the disk: a drive would need hours for this
+    // many marks, and over rmt it would be a way to exhaust the server.
+    if (count > max_filemarks_per_request) throw Error(EINVAL, "weof " + name());
+    // In slices, so that a large count costs time (as on a drive), not memory.
     constexpr int slice = 16384;
     std::vector<std::byte> marks(4 * static_cast<std::size_t>(std::min(count, slice)));
-    for (int left = count; left > 0; left -= slice) {
+    for (int left = count; left > 0;) {
       int now = std::min(left, slice);
+      if (state_.capacity != 0) {
+        std::uint64_t limit = state_.capacity + filemark_overshoot;
+        std::uint64_t room = limit > state_.offset ? (limit - state_.offset) / 4 : 0;
+        if (room == 0) {
+          state_.eof = EofState::overflow;
+          throw Error(ENOSPC, "weof " + name());
+        }
+        now = static_cast<int>(std::min<std::uint64_t>(room, static_cast<std::uint64_t>(now)));
+      }
       iovec iov{marks.data(), 4 * static_cast<std::size_t>(now)};
       append(&iov, 1, iov.iov_len, 0);
       state_.lba += now;
       if (state_.file >= 0) state_.file += now;
       state_.block = 0;
+      left -= now;
     }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
   }
@@ -900,6 +920,9 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   // O_TRUNC is ignored, as st ignores it (decision 6); a missing image opened
   // for writing is a blank cartridge.
   int open_flags = (want_write && !file_protected) ? O_RDWR | O_CREAT : O_RDONLY;
+  // The caller's safety flags stay (rmt's --allow adds O_NOFOLLOW, its
+  // --write-once O_EXCL).
+  open_flags |= flags & (O_NOFOLLOW | ((open_flags & O_CREAT) ? O_EXCL : 0));
   Fd fd = open_file(path, open_flags, options.create_mode);
   lock_image(fd.get(), path);
   DriveState state = load_state(simh_state_path(path));

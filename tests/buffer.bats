@@ -430,6 +430,15 @@ extra|too many arguments
 EOF
 }
 
+@test "buffer: a closed stdin or stdout exits 255 with buffer 1.19's message" {
+  run --separate-stderr bash -c '"$0" <&-' "$BUFFER"
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: can't stat input file: Bad file descriptor"
+  run --separate-stderr bash -c 'echo x | "$0" >&-' "$BUFFER"
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: can't stat output file: Bad file descriptor"
+}
+
 @test "buffer: malformed sizes that 1.19 silently misread are refused with their value" {
   tapekit_only
   while IFS='|' read -r args expected; do

@@ -126,38 +126,35 @@ OpenOptions open_options(const Options& o) {
   return oo;
 }
 
-std::unique_ptr<Tape> open_input(const Options& o) {
-  if (o.input.empty()) {
+// Opens one end: `name` (empty: the inherited descriptor `fd`) with `flags`;
+// `role` is "input" or "output", as in buffer 1.19's messages.
+std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const char* role,
+                               const Options& o) {
+  if (name.empty()) {
     try {
-      return tape_from_fd(0, "standard input");
+      return tape_from_fd(fd, fd == 0 ? "standard input" : "standard output");
     } catch (const Error& e) {
-      throw ExactExit(kExitSetup, "buffer: can't stat input file: " + strerror_text(e.errnum()) + "\n");
+      throw ExactExit(kExitSetup, std::string("buffer: can't stat ") + role +
+                                      " file: " + strerror_text(e.errnum()) + "\n");
     }
   }
   try {
-    return open_tape(o.input, O_RDONLY, open_options(o));
-  } catch (const Error& e) {
-    throw ExactExit(kExitSetup, "buffer: cannot open input file: " + strerror_text(e.errnum()) +
-                                    "\nfilename: " + o.input + "\n" + remote_hint(o.input, o));
-  }
-}
-
-std::unique_ptr<Tape> open_output(const Options& o) {
-  if (o.output.empty()) {
-    try {
-      return tape_from_fd(1, "standard output");
-    } catch (const Error& e) {
-      throw ExactExit(kExitSetup, "buffer: can't stat output file: " + strerror_text(e.errnum()) + "\n");
-    }
-  }
-  try {
-    return open_tape(o.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(o));
+    return open_tape(name, flags, open_options(o));
   } catch (const Interrupted&) {
     throw;  // a signal while opening: quiet, as any stop
   } catch (const Error& e) {
-    throw ExactExit(kExitSetup, "buffer: cannot open output file: " + strerror_text(e.errnum()) +
-                                    "\nfilename: " + o.output + "\n" + remote_hint(o.output, o));
+    throw ExactExit(kExitSetup, std::string("buffer: cannot open ") + role + " file: " +
+                                    strerror_text(e.errnum()) + "\nfilename: " + name + "\n" +
+                                    remote_hint(name, o));
   }
+}
+
+std::unique_ptr<Tape> open_input(const Options& o) {
+  return open_end(o.input, 0, O_RDONLY, "input", o);
+}
+
+std::unique_ptr<Tape> open_output(const Options& o) {
+  return open_end(o.output, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", o);
 }
 
 // ---------------------------------------------------------------------------

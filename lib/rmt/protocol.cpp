@@ -138,8 +138,8 @@ constexpr std::array<CommandSpec, 11> commands{{
 
 std::string printable(int c) {
   if (c >= 0x21 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "'";
-  char hex[8];
-  std::snprintf(hex, sizeof hex, "0x%02x", c);
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(c) & 0xffu);
   return hex;
 }
 

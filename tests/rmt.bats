@@ -490,3 +490,15 @@ assert_out() {
   run cat out
   assert_line --index 0 --regexp '^E40$'
 }
+
+@test "rmt: a tape that cannot be closed at the end of input makes the exit status 4 and is logged" {
+  printf 'Ot.tap\n66 O_RDWR|O_CREAT\nW2\nok' >in.bin
+  # The drive state cannot be written: the close after the write fails.
+  status=0
+  TK_MEDIUM_PATH="$PWD/t.tap.state" TK_MEDIUM_BYTES=0 LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" \
+    "$RMT" --log rmt.log <in.bin >out 2>err || status=$?
+  assert_equal "$status" 4
+  assert_out $'A0\nA2\n'
+  run cat rmt.log
+  assert_output --partial 'end="eof; close: write t.tap.state.tmp: No space left on device"'
+}

@@ -521,12 +521,13 @@ int Session::run() {
     status = e.status;
     end = e.reason;
   }
-  // Closing after a write writes the filemark; a failure here has nobody
-  // left to tell but the log.
+  // Closing after a write writes the filemark; a failure here has no client
+  // left to tell, so the log and the exit status carry it.
   try {
     close_tape();
   } catch (const Error& e) {
     end += std::string("; close: ") + e.what();
+    if (status == Exit::ok) status = Exit::close;
   }
   log_session(end);
   return static_cast<int>(status);

@@ -17,6 +17,7 @@ enum class Exit : int {
   usage = 1,       // bad command line
   protocol = 2,    // unknown command, end of input inside a request, endless line
   connection = 3,  // timeout or failure of the control connection
+  close = 4,       // the tape left open at the end could not be closed
 };
 
 struct ServerOptions {

@@ -532,7 +532,7 @@ tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' 
   cd "$BATS_TEST_TMPDIR"
   run --separate-stderr bash -c 'echo hi | RSH=/bin/false "$0" -o dump-10:00.tar' "$BUFFER"
   assert_equal "$status" 255
-  assert_equal "${stderr_lines[2]}" "buffer: dump-10:00.tar names a remote tape on host dump-10 (--force-local makes it a local file)"
+  assert_equal "${stderr_lines[2]}" "buffer: open dump-10:00.tar: connection lost; the remote shell /bin/false for dump-10 ended with exit status 1: Input/output error (--force-local makes dump-10:00.tar a local file)"
   run bash -c 'echo hi | "$0" --force-local -o dump-10:00.tar' "$BUFFER"
   assert_success
   assert_equal "$(cat dump-10:00.tar)" hi

@@ -131,6 +131,7 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
     argv.push_back(rn.user);
   }
   argv.push_back(pick(options.rmt_command, "RMT", "/etc/rmt"));
+  shell_ = "remote shell " + argv.front() + " for " + rn.host;
   link_ = spawn_piped(argv);
   // A W request with a large record then leaves in one write(2).
   grow_pipe(link_.to_child.get(), std::size_t{1} << 20);
@@ -158,24 +159,27 @@ RemoteTape::~RemoteTape() {
   hang_up();
 }
 
-void RemoteTape::hang_up() noexcept {
+int RemoteTape::hang_up() noexcept {
   open_ = false;
   link_.to_child = Fd();
   link_.from_child = Fd();
-  if (link_.process.pid() > 0) {
-    try {
-      // The remote shell ends once rmt sees end of input; one that does not
-      // (a stuck network) must not hang the client forever.
-      link_.process.wait_or_terminate(30);
-    } catch (const Error&) {
-    }
+  if (link_.process.pid() <= 0) return -1;
+  try {
+    // The remote shell ends once rmt sees end of input; one that does not
+    // (a stuck network) must not hang the client forever.
+    return link_.process.wait_or_terminate(30);
+  } catch (const Error&) {
+    return -1;
   }
 }
 
 void RemoteTape::lose_connection(const std::string& action, const std::string& why) {
   broken_ = true;
-  hang_up();
-  throw Error(EIO, action + " " + name() + ": " + why);
+  int status = hang_up();
+  // Most lost links are a remote shell that failed (unknown host, refused
+  // key, no rmt there): say how it ended, since that is what to fix.
+  std::string how = status == -1 ? "" : "; the " + shell_ + " ended with " + describe_wait_status(status);
+  throw Error(EIO, action + " " + name() + ": " + why + how);
 }
 
 void RemoteTape::send(std::string_view bytes, const std::string& action) {

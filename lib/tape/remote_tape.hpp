@@ -52,9 +52,12 @@ class RemoteTape final : public Tape {
   std::int64_t transact(std::string_view request, const std::string& action);
   void probe_version();
   [[noreturn]] void lose_connection(const std::string& action, const std::string& why);
-  void hang_up() noexcept;
+  // Closes the link and reaps the remote shell; returns its wait status
+  // (-1 when there was none or it could not be reaped).
+  int hang_up() noexcept;
 
   PipedChild link_;
+  std::string shell_;  // the remote shell and host, for diagnostics
   std::unique_ptr<rmt::FdSource> source_;
   std::unique_ptr<rmt::BufferedReader> in_;
   std::string request_;  // reused request buffer (header plus W payload)

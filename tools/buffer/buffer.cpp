@@ -110,12 +110,13 @@ void rewind_offset_if_device(int fd) {
 
 std::string strerror_text(int err) { return std::strerror(err); }
 
-// "cannot open" for a name taken as host:path also says so, since a local
-// file name with a colon (backup-10:00.tar) is easy to mistake.
-std::string remote_hint(const std::string& name, const Options& o) {
+// For a host:path name, "cannot open" is followed by what the remote backend
+// saw (how the remote shell ended), and by the way out for a local file
+// whose name has a colon (backup-10:00.tar), an easy mistake to make.
+std::string remote_detail(const std::string& name, const Error& e, const Options& o) {
   if (o.force_local || !is_remote_name(name)) return "";
-  return "buffer: " + name + " names a remote tape on host " + name.substr(0, name.find(':')) +
-         " (--force-local makes it a local file)\n";
+  return std::string("buffer: ") + e.what() + " (--force-local makes " + name +
+         " a local file)\n";
 }
 
 OpenOptions open_options(const Options& o) {
@@ -145,7 +146,7 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
   } catch (const Error& e) {
     throw ExactExit(kExitSetup, std::string("buffer: cannot open ") + role + " file: " +
                                     strerror_text(e.errnum()) + "\nfilename: " + name + "\n" +
-                                    remote_hint(name, o));
+                                    remote_detail(name, e, o));
   }
 }
 

@@ -398,6 +398,34 @@ wait_buffer() {
   assert_regex "${stderr_lines[-1]}" '^summary: 4\.0 MiB \(4194304 bytes\) in [0-9.]+ s, average [0-9.]+ [KMG]iB/s, [0-9]+ writer underruns, peak fill [0-9]+%$'
 }
 
+@test "buffer: --progress keeps one status line up to date on a terminal, then the summary" {
+  tapekit_only
+  head -c 4m "$DATA" >"$BATS_TEST_TMPDIR/in"
+  # script(1) gives buffer a terminal for its stderr; the input lasts a second.
+  run bash -c "script -qec 'pacer --chunk 64k --rate 4m <\"$BATS_TEST_TMPDIR/in\" | \"$BUFFER\" -s 64k --progress >/dev/null' /dev/null | tr '\r' '\n'"
+  assert_success
+  assert_line --regexp '^ +[0-9.]+ [KMG]?i?B +[0-9.]+ [KMG]?i?B/s +fill +[0-9]+% +0:00:0[0-9].\[K$'
+  assert_line --regexp '^summary: 4\.0 MiB \(4194304 bytes\) in '
+}
+
+@test "buffer: --progress without a terminal prints only the summary" {
+  tapekit_only
+  run --separate-stderr bash -c "head -c 1m \"$DATA\" | \"$BUFFER\" --progress >/dev/null"
+  assert_success
+  assert_equal "${#stderr_lines[@]}" 1
+  assert_regex "$stderr" '^summary: 1\.0 MiB \(1048576 bytes\)'
+}
+
+@test "buffer: -Z seeks a character-device output back to 0 after each GiB, and only with -Z" {
+  tapekit_only
+  run bash -c "head -c 1100M /dev/zero | ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=lseek -o \"$BATS_TEST_TMPDIR/z\" \"$BUFFER\" -Z -s 1m -m 8m -o /dev/null"
+  assert_success
+  assert_equal "$(grep -c 'lseek(.*, 0, SEEK_SET)' "$BATS_TEST_TMPDIR/z")" 1
+  run bash -c "head -c 1100M /dev/zero | ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=lseek -o \"$BATS_TEST_TMPDIR/z\" \"$BUFFER\" -s 1m -m 8m -o /dev/null"
+  assert_success
+  assert_equal "$(grep -c 'lseek(.*, 0, SEEK_SET)' "$BATS_TEST_TMPDIR/z")" 0
+}
+
 @test "buffer: the summary counts the writer's waits on an empty ring (underruns)" {
   tapekit_only
   run --separate-stderr bash -c "head -c 1m \"$DATA\" | pacer --chunk 64k --burst 256k --pause 100 | \"$BUFFER\" -s 64k --progress >/dev/null"

@@ -3,9 +3,7 @@
 // "1.5k" as 1 and "1g" as 1), and the 2048-block / 512 KiB ceilings are gone.
 #include "options.hpp"
 
-// cxxopts without std::regex: GCC 12 warns falsely inside <regex> at -O1.
-#define CXXOPTS_NO_REGEX 1
-#include <cxxopts.hpp>
+#include "../common/cxxopts.hpp"
 #include <unistd.h>
 
 #include "../../lib/error.hpp"
@@ -43,19 +41,9 @@ namespace {
 
 [[noreturn]] void fail_exact(const std::string& line) { throw ExactExit(kExitSetup, line + "\n"); }
 
-// The option name inside cxxopts' message, between its LQUOTE and RQUOTE.
-std::string quoted_name(const std::string& message) {
-  auto open = message.find(cxxopts::LQUOTE);
-  if (open == std::string::npos) return message;
-  open += cxxopts::LQUOTE.size();
-  auto close = message.find(cxxopts::RQUOTE, open);
-  if (close == std::string::npos) return message;
-  return message.substr(open, close - open);
-}
-
 // getopt's wording, as glibc prints it for buffer 1.19.
 [[noreturn]] void rethrow_as_getopt(const cxxopts::exceptions::parsing& e) {
-  std::string name = quoted_name(e.what());
+  std::string name = cxxopts_option_name(e.what());
   std::string dashed = name.size() == 1 ? "-- '" + name + "'" : "'--" + name + "'";
   if (dynamic_cast<const cxxopts::exceptions::no_such_option*>(&e))
     throw UsageError(name.size() == 1 ? "invalid option " + dashed

@@ -10,10 +10,7 @@
 // dd's reading of "one tape file"), and bytes already read are written before
 // a read error is reported.
 
-// cxxopts' own option scanner instead of std::regex: smaller, faster to
-// start, and free of GCC 12's false -Wmaybe-uninitialized in <regex> at -O1.
-#define CXXOPTS_NO_REGEX 1
-#include <cxxopts.hpp>
+#include "../common/cxxopts.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -43,16 +40,6 @@ constexpr const char* usage_text =
 // Pipes are grown to this size where the system allows, so a read or write
 // of a large record is one system call rather than several.
 constexpr std::size_t pipe_target = 1024 * 1024;
-
-// The option or value cxxopts complained about, from its message: the text
-// between its curly quotes.
-std::string quoted_name(const std::string& message) {
-  auto open = message.find("\u2018");
-  auto close = message.find("\u2019");
-  if (open == std::string::npos || close == std::string::npos || close < open) return message;
-  open += std::string("\u2018").size();
-  return message.substr(open, close - open);
-}
 
 std::string dashed(const std::string& name) { return (name.size() == 1 ? "-" : "--") + name; }
 
@@ -97,13 +84,13 @@ Options parse_options(int argc, char** argv, bool& help) {
       options.pad_byte = static_cast<std::byte>(
           tk::parse_count(result["pad-byte"].as<std::string>(), "--pad-byte", 0, 255));
   } catch (const cxxopts::exceptions::no_such_option& e) {
-    throw tk::UsageError("unknown option " + dashed(quoted_name(e.what())));
+    throw tk::UsageError("unknown option " + dashed(tk::cxxopts_option_name(e.what())));
   } catch (const cxxopts::exceptions::missing_argument& e) {
-    throw tk::UsageError("option " + dashed(quoted_name(e.what())) + " needs a value");
+    throw tk::UsageError("option " + dashed(tk::cxxopts_option_name(e.what())) + " needs a value");
   } catch (const cxxopts::exceptions::option_requires_argument& e) {
-    throw tk::UsageError("option " + dashed(quoted_name(e.what())) + " needs a value");
+    throw tk::UsageError("option " + dashed(tk::cxxopts_option_name(e.what())) + " needs a value");
   } catch (const cxxopts::exceptions::invalid_option_syntax& e) {
-    throw tk::UsageError("invalid option '" + quoted_name(e.what()) + "'");
+    throw tk::UsageError("invalid option '" + tk::cxxopts_option_name(e.what()) + "'");
   } catch (const cxxopts::exceptions::parsing& e) {
     throw tk::UsageError(e.what());
   }

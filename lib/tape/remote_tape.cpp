@@ -178,7 +178,10 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
   int status = hang_up();
   // Most lost links are a remote shell that failed (unknown host, refused
   // key, no rmt there): say how it ended, since that is what to fix.
-  std::string how = status == -1 ? "" : "; the " + shell_ + " ended with " + describe_wait_status(status);
+  // A shell that exited 0 explains nothing: the server simply went away.
+  std::string how = status == -1 || status == 0
+                        ? ""
+                        : "; the " + shell_ + " ended with " + describe_wait_status(status);
   throw Error(EIO, action + " " + name() + ": " + why + how);
 }
 

@@ -1,7 +1,9 @@
 // tk::Error: the one failure type of the library, errno plus what was being done.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -25,6 +27,21 @@ class Error : public std::system_error {
   std::string context_;
   std::string message_;
   std::size_t bytes_done_ = 0;
+};
+
+// Writes a device had already accepted (buffered, as a drive buffers them)
+// that never reached the medium. errnum is EIO; cause() is what the medium
+// reported. Callers that count what they wrote take bytes_lost() back off.
+class LostWrites : public Error {
+ public:
+  LostWrites(std::string context, std::uint64_t bytes_lost, int cause)
+      : Error(EIO, std::move(context)), bytes_lost_(bytes_lost), cause_(cause) {}
+  std::uint64_t bytes_lost() const noexcept { return bytes_lost_; }
+  int cause() const noexcept { return cause_; }
+
+ private:
+  std::uint64_t bytes_lost_;
+  int cause_;
 };
 
 // Bad command-line input (unknown option, malformed size). Tools map it to

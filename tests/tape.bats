@@ -759,3 +759,132 @@ EOF
   run tapectl -r c.tap op rewind : read 3
   assert_equal "$(echo "$output" | cut -d' ' -f1 | tr '\n' ' ')" "1000 1000 0 "
 }
+
+# --- the drive's write buffer (appends staged into reserved blocks) ---
+
+# Staging needs blocks reserved on a disk file system; tmpfs takes every
+# write as it comes. These tests move to a directory on disk if needed.
+on_disk() {
+  case "$(stat -f -c %T .)" in
+    tmpfs | ramfs)
+      mkdir -p "${TK_BUILD%/asan}/scratch"
+      cd "$(mktemp -d "${TK_BUILD%/asan}/scratch/tape.XXXXXX")" || return 1
+      ;;
+  esac
+}
+
+medium() {
+  env TK_MEDIUM_PATH="$PWD/t.tap" LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$@"
+}
+
+@test "tape: appends reach the image in whole 1 MiB writes at 1 MiB-aligned offsets" {
+  on_disk
+  # 40 records of 64 KiB: 2.5 MiB of image in two whole windows and the rest
+  # at close, instead of 41 writes at 8-byte-shifted offsets.
+  run env ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    strace -f -qq -e trace=pwrite64,pwritev -e signal=none -o trace tapectl t.tap bench-write 65536 2621440
+  assert_success
+  run grep -cE 'pwrite64\(.*, 1048576, (0|1048576)\) += 1048576' trace
+  assert_output 2
+  run grep -cE '^[0-9]+ +pwrite' trace
+  assert_output 3
+  run simh_dump t.tap
+  assert_output "$(printf '65536 %.0s' $(seq 40))TM"
+}
+
+@test "tape: status, spacing and reads after writes see every record (the buffer is flushed first)" {
+  on_disk
+  run tapectl t.tap write 100 200 : op bsr 1 : read 1 : op rewind : read 3 : status
+  assert_output - <<'EOF2'
+200
+100
+200
+EIO
+file=0 block=2 EOD ONLINE IM_REP_EN
+EOF2
+  run tapectl t.tap write 300 : status : op rewind : read 4
+  assert_output - <<'EOF2'
+file=0 block=3 ONLINE IM_REP_EN
+100
+200
+300
+0
+EOF2
+}
+
+@test "tape: a disk that fills up fails the record that did not fit with ENOSPC, the image stays whole" {
+  on_disk
+  # The reserve is refused (fallocate finds no room), so records are written
+  # as they come and the third meets the full disk itself.
+  run medium TK_MEDIUM_BYTES=3000 tapectl t.tap write 1000 1000 1000
+  assert_failure
+  assert_output ENOSPC
+  run simh_dump t.tap
+  assert_output "1000 1000 TM"
+}
+
+@test "tape: a write failing inside reserved blocks fails with its own errno when only its record is lost" {
+  on_disk
+  # The second record fills the first 1 MiB window, whose write stops at
+  # 700000 bytes: the first record is whole in the image, the second is not.
+  run medium TK_MEDIUM_BYTES=700000 TK_MEDIUM_FALLOCATE=ignore tapectl t.tap write 600000 600000
+  assert_failure
+  assert_output ENOSPC
+  run simh_dump t.tap
+  assert_output "600000 TM"
+}
+
+@test "tape: a failed flush that loses acknowledged records says so with EIO and rolls the position back" {
+  on_disk
+  run medium TK_MEDIUM_BYTES=500000 TK_MEDIUM_FALLOCATE=ignore tapectl t.tap write 1000 600000 : status
+  assert_failure
+  assert_output EIO
+  run simh_dump t.tap
+  assert_output "1000"
+  at "file=0 block=1 ONLINE IM_REP_EN"
+  # The drive carries on, writing as it goes.
+  run tapectl t.tap write 30
+  assert_success
+  run simh_dump t.tap
+  assert_output "1000 30 TM"
+}
+
+@test "tape: buffer names the records a failed flush lost, and the image reads back as a prefix of the input" {
+  on_disk
+  random_mib 8 >data
+  # Windows of 1 MiB: the third is cut at 2200000 bytes, after eight whole
+  # 256 KiB records; buffer had handed over eleven.
+  run --separate-stderr medium TK_MEDIUM_BYTES=2200000 TK_MEDIUM_FALLOCATE=ignore \
+    "$BUFFER" -s 256k -i data -o "$PWD/t.tap"
+  assert_failure
+  assert_equal "${stderr_lines[0]}" "buffer (writer): write of data failed: $PWD/t.tap: Input/output error"
+  assert_equal "${stderr_lines[2]}" "buffer (writer): $PWD/t.tap lost the last 786432 bytes it had accepted: No space left on device"
+  assert_regex "${stderr_lines[3]}" "^buffer \\(writer\\): 2097152 bytes reached $PWD/t.tap, [0-9]+ queued bytes were not written$"
+  run "$MT" -f t.tap verify
+  assert_success
+  "$MT" -f t.tap rewind
+  run --separate-stderr "$BUFFER" -s 256k -i t.tap -o got
+  assert_equal "$(stat -c %s got)" $((8 * 262144))
+  assert_equal "$(sha got)" "$(head -c $((8 * 262144)) data | sha)"
+}
+
+@test "tape: a writer killed mid-tape loses at most the buffered MiB; eod stops at the cut record and a write repairs it" {
+  on_disk
+  tapectl t.tap write 600000 600000 : hold ready 60 3>&- &
+  holder=$!
+  for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
+  kill -KILL "$holder"
+  wait "$holder" || true
+  holder=
+  # The first 1 MiB window reached the image; the second record is cut in it.
+  assert_equal "$(stat -c %s t.tap)" 1048576
+  run "$MT" -f t.tap verify
+  assert_failure
+  assert_output --partial "offset 600008"
+  run "$MT" -f t.tap eod
+  assert_failure
+  run tapectl t.tap write 100
+  assert_success
+  run simh_dump t.tap
+  assert_output "600000 100 TM"
+}

@@ -19,6 +19,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <string_view>
@@ -31,6 +33,7 @@
 
 #include "../error.hpp"
 #include "../io.hpp"
+#include "append_buffer.hpp"
 #include "simh_format.hpp"
 
 namespace tk {
@@ -197,7 +200,8 @@ class SimhTape final : public Tape {
         fd_writable_(writable || write_errno == EACCES),
         write_errno_(write_errno),
         file_protected_(file_protected),
-        reserve_(writable && allocates_blocks(fd_.get())) {
+        reserve_(writable && allocates_blocks(fd_.get())),
+        staged_(fd_.get(), path) {
     // The image changed behind the drive's back: start again from BOT.
     if (state_.offset > size_) state_.rewind();
   }
@@ -213,6 +217,8 @@ class SimhTape final : public Tape {
   std::size_t read(std::span<std::byte> buf) override {
     check_usable("read");
     if (!readable_) throw Error(EBADF, "read " + name());
+    request_start_ = here();
+    flush_staged();
     last_write_ = false;
     if (buf.empty()) return 0;
     return state_.block_size == 0 ? read_variable(buf) : read_fixed(buf);
@@ -231,6 +237,7 @@ class SimhTape final : public Tape {
       throw Error(ENOSPC, "write " + name(), 0);
     }
     if (state_.eof == EofState::overflow) throw Error(EIO, "write " + name(), 0);
+    request_start_ = here();
     if (!last_write_) truncate_here();
     last_write_ = true;
     if (b == 0) {
@@ -245,6 +252,7 @@ class SimhTape final : public Tape {
   void op(MtOp op, int count) override {
     check_open();
     drop_read_ahead();
+    request_start_ = here();
     if (!state_.online && !works_offline(op)) throw Error(ENOMEDIUM, op_context(op));
     if (last_write_) {
       switch (op) {
@@ -268,9 +276,16 @@ class SimhTape final : public Tape {
         default: last_write_ = false;
       }
     }
+    flush_staged();  // st: every ioctl flushes the driver's buffer first
     try {
       run_op(op, count);
+      flush_staged();  // filemarks written by the request reach the image now
     } catch (const Error&) {
+      try {
+        flush_staged();
+      } catch (const Error&) {
+        // The request's own failure is the one to report; the flush rolled back.
+      }
       save_quietly();
       throw;
     }
@@ -279,6 +294,8 @@ class SimhTape final : public Tape {
 
   TapeStatus status() override {
     check_open();
+    request_start_ = here();
+    flush_staged();  // MTIOCGET flushes the driver's buffer too
     TapeStatus s;
     s.drive_type = scsi2_drive;
     s.partition = 0;
@@ -308,6 +325,8 @@ class SimhTape final : public Tape {
   std::int64_t tell() override {
     check_usable("tell");
     drop_read_ahead();
+    request_start_ = here();
+    flush_staged();
     return state_.lba;
   }
 
@@ -320,7 +339,9 @@ class SimhTape final : public Tape {
   void close() override {
     if (!fd_.valid()) return;
     try {
+      request_start_ = here();
       if (last_write_ && state_.online) write_filemarks(1);
+      flush_staged();
     } catch (const Error&) {
       release_reserve();
       save_quietly();
@@ -550,9 +571,10 @@ class SimhTape final : public Tape {
   // append of records at unaligned offsets cheaper than a plain file's
   // aligned writes. The image's size never includes them, so a writer killed
   // mid-tape leaves an image exactly as long as its data (the blocks are
-  // freed by the next truncating write or reserving close). Every record
-  // still reaches the kernel before write returns. A refusal (no support, no
-  // space) just stops reserving: the write itself reports real trouble.
+  // freed by the next truncating write or reserving close). Reserved blocks
+  // are also what lets appends be staged (below). A refusal (no support, no
+  // space) stops reserving and staging: the write itself then reports real
+  // trouble, at the record that met it.
   static constexpr std::uint64_t first_reserve = 1 << 20;
   static constexpr std::uint64_t largest_reserve = 16 << 20;
   // Filemarks may pass the capacity by this much, so a close still fits one.
@@ -592,6 +614,13 @@ class SimhTape final : public Tape {
   void append(const iovec* iov, int count, std::size_t total, std::size_t done_before) {
     auto at = static_cast<off_t>(state_.offset);
     if (reserve_ && state_.offset + total > reserved_end_) reserve_through(state_.offset + total);
+    if (reserve_ && state_.offset + total <= reserved_end_) {
+      stage(iov, count, total);
+      return;
+    }
+    // Without reserved blocks the write itself must report a full disk, at
+    // the record that did not fit: what is staged goes first, to keep order.
+    flush_staged();
     ssize_t n = retry_eintr([&] { return ::pwritev(fd_.get(), iov, count, at); });
     if (n != static_cast<ssize_t>(total)) {
       int err = n == -1 ? errno : ENOSPC;
@@ -607,6 +636,107 @@ class SimhTape final : public Tape {
     state_.offset += total;
     size_ = state_.offset;
     image_.set_size(size_);
+  }
+
+  // --- the drive's write buffer ---
+  //
+  // Appends that fall inside reserved blocks are gathered in staged_ and reach
+  // the image in aligned 1 MiB writes (append_buffer.hpp says why), as st's
+  // buffered writes reach the tape: before any other request (every ioctl,
+  // read, status, tell) and at close. Because the blocks are reserved, the
+  // write cannot find the disk full later. Should it fail anyway (an I/O
+  // error), the image is cut back to the last whole object that reached it,
+  // the drive's position goes back with it, staging stops for the rest of the
+  // session, and the failure is reported by the request in progress: with its
+  // own errno when only that request's records were lost, as EIO naming the
+  // loss when records already acknowledged were. A writer killed outright
+  // loses what is staged (at most 1 MiB), as a drive that loses power loses
+  // its buffer; the image may then end in a record cut short, which reading
+  // and `mt verify` report with its offset.
+
+  // Where the drive is, as far as a rollback needs to know.
+  struct Checkpoint {
+    std::uint64_t offset = 0;
+    std::int64_t lba = 0, file = 0, block = 0;
+    std::uint64_t data = 0;  // record bytes written this session up to here
+  };
+  // A bound on the objects tracked while staged (tiny records fill it first).
+  static constexpr std::size_t max_staged_objects = 4096;
+
+  Checkpoint here() const noexcept {
+    return {state_.offset, state_.lba, state_.file, state_.block, data_written_};
+  }
+
+  void stage(const iovec* iov, int count, std::size_t total) {
+    if (!staged_.pending()) {
+      staged_ends_.clear();
+      durable_ = here();
+    }
+    try {
+      std::uint64_t at = state_.offset;
+      for (int i = 0; i < count; ++i) {
+        staged_.add(at, {static_cast<const std::byte*>(iov[i].iov_base), iov[i].iov_len});
+        at += iov[i].iov_len;
+      }
+    } catch (const Error& e) {
+      lose_staged(e);
+    }
+    while (!staged_ends_.empty() && staged_ends_.front().offset <= staged_.written_to()) {
+      durable_ = staged_ends_.front();
+      staged_ends_.pop_front();
+    }
+    state_.offset += total;
+    size_ = state_.offset;
+    image_.set_size(size_);
+  }
+
+  // Called after the counters moved past whole objects.
+  void mark_boundary() {
+    if (!staged_.pending()) return;
+    staged_ends_.push_back(here());
+    if (staged_ends_.size() >= max_staged_objects) flush_staged();
+  }
+
+  void flush_staged() {
+    if (!staged_.pending()) return;
+    try {
+      staged_.flush();
+    } catch (const Error& e) {
+      lose_staged(e);
+    }
+    staged_ends_.clear();
+  }
+
+  [[noreturn]] void lose_staged(const Error& failure) {
+    Checkpoint keep = durable_;
+    for (const Checkpoint& c : staged_ends_) {
+      if (c.offset > staged_.written_to()) break;
+      keep = c;
+    }
+    staged_.discard();
+    staged_ends_.clear();
+    (void)::ftruncate(fd_.get(), static_cast<off_t>(keep.offset));
+    reserve_ = false;  // synchronous writes from now on
+    reserved_end_ = 0;
+    state_.offset = size_ = keep.offset;
+    image_.set_size(size_);
+    state_.lba = keep.lba;
+    state_.file = keep.file;
+    state_.block = keep.block;
+    state_.eof = EofState::none;
+    data_written_ = keep.data;
+    if (keep.offset >= request_start_.offset) {
+      // Only this request's records are gone: it fails as a write that met
+      // the trouble itself would have.
+      throw Error(failure.errnum(), "write " + name(),
+                  static_cast<std::size_t>(keep.data - request_start_.data));
+    }
+    last_write_ = false;
+    std::uint64_t lost = request_start_.data - keep.data;
+    throw LostWrites("write " + name() + " (" + std::to_string(lost) +
+                         " bytes of records already accepted were lost: " +
+                         std::strerror(failure.errnum()) + ")",
+                     lost, failure.errnum());
   }
 
   void write_record(std::span<const std::byte> data, std::size_t done_before) {
@@ -627,8 +757,10 @@ class SimhTape final : public Tape {
                     {const_cast<std::byte*>(data.data()), data.size()},
                     {tail, pad + 4}};
     append(iov, 3, span, done_before);
+    data_written_ += length;
     ++state_.lba;
     if (state_.block >= 0) ++state_.block;
+    mark_boundary();
   }
 
   void write_filemarks(int count) {
@@ -658,6 +790,7 @@ class SimhTape final : public Tape {
       state_.lba += now;
       if (state_.file >= 0) state_.file += now;
       state_.block = 0;
+      mark_boundary();
       left -= now;
     }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
@@ -901,6 +1034,11 @@ class SimhTape final : public Tape {
   bool reserved_ = false;           // blocks past the end may be reserved
   std::uint64_t reserved_end_ = 0;  // reserved up to here (0 = nothing)
   std::uint64_t reserve_step_ = first_reserve;
+  AppendBuffer staged_;                 // appends not yet in the image
+  std::deque<Checkpoint> staged_ends_;  // object ends within them, in order
+  Checkpoint durable_;                  // the last object end known in the image
+  Checkpoint request_start_;            // where the current request began
+  std::uint64_t data_written_ = 0;      // record bytes written this session
 };
 
 }  // namespace

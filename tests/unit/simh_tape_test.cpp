@@ -133,15 +133,7 @@ std::uint64_t allocated(const std::string& path) {
   return static_cast<std::uint64_t>(st.st_blocks) * 512;
 }
 
-TEST_F(SimhTapeTest, WhileWritingTheImageHoldsJustItsDataAndCloseFreesTheBlocksReservedAhead) {
-  auto tape = tk::open_simh_tape(image_, O_WRONLY | O_CREAT);
-  std::vector<std::byte> rec(10000, std::byte{0x33});
-  for (int i = 0; i < 40; ++i) tape->write(rec);
-  // What a reader would find if the writer were killed now: 40 whole records.
-  struct stat st {};
-  ASSERT_EQ(::stat(image_.c_str(), &st), 0);
-  EXPECT_EQ(st.st_size, 40 * 10008);
-  EXPECT_FALSE(tk::validate_simh_image(image_).has_value());
+TEST_F(SimhTapeTest, WhileWritingTheImageHoldsWholeWindowsAndCloseFreesTheBlocksReservedAhead) {
   struct statfs fs {};
   ASSERT_EQ(::statfs(dir_.c_str(), &fs), 0);
   bool reserves = fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC;
@@ -151,13 +143,30 @@ TEST_F(SimhTapeTest, WhileWritingTheImageHoldsJustItsDataAndCloseFreesTheBlocksR
     tk::Fd fd = tk::open_file(probe, O_RDWR | O_CREAT, 0666);
     reserves = ::fallocate(fd.get(), FALLOC_FL_KEEP_SIZE, 0, 4096) == 0;
   }
+  auto tape = tk::open_simh_tape(image_, O_WRONLY | O_CREAT);
+  std::vector<std::byte> rec(10000, std::byte{0x33});
+  for (int i = 0; i < 200; ++i) tape->write(rec);
+  // What a reader would find if the writer were killed now.
+  struct stat st {};
+  ASSERT_EQ(::stat(image_.c_str(), &st), 0);
   if (reserves) {
-    EXPECT_GE(allocated(image_), 40u * 10008 + 100000);
+    // Staged into reserved blocks: the first whole 1 MiB window, which ends
+    // inside record 105 (a killed writer loses the drive's buffer).
+    EXPECT_EQ(st.st_size, 1 << 20);
+    auto defect = tk::validate_simh_image(image_);
+    ASSERT_TRUE(defect.has_value());
+    EXPECT_EQ(defect->offset, 104u * 10008);
+    EXPECT_GT(allocated(image_), 200u * 10008);  // reserved through what is staged
+  } else {
+    // Written as they come: 200 whole records.
+    EXPECT_EQ(st.st_size, 200 * 10008);
+    EXPECT_FALSE(tk::validate_simh_image(image_).has_value());
   }
   tape->close();
   ASSERT_EQ(::stat(image_.c_str(), &st), 0);
-  EXPECT_EQ(st.st_size, 40 * 10008 + 4);
-  EXPECT_LT(allocated(image_), 40u * 10008 + 65536);
+  EXPECT_EQ(st.st_size, 200 * 10008 + 4);
+  EXPECT_FALSE(tk::validate_simh_image(image_).has_value());
+  EXPECT_LT(allocated(image_), 200u * 10008 + 65536);
 }
 
 TEST_F(SimhTapeTest, AWriteInTheMiddleAfterReservingLeavesTheTapeEndingThere) {

@@ -263,6 +263,15 @@ class Writer {
   [[noreturn]] void report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
     ring_.set_consumer_reported();
     if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
+    // Bytes the output had accepted but then lost (a tape image's buffered
+    // records) did not reach it after all: count them as not written.
+    std::string loss;
+    if (const auto* lost = dynamic_cast<const LostWrites*>(&e)) {
+      written_ -= std::min<std::uint64_t>(lost->bytes_lost(), written_);
+      loss = "buffer (writer): " + output_->name() + " lost the last " +
+             std::to_string(lost->bytes_lost()) + " bytes it had accepted: " +
+             strerror_text(lost->cause()) + "\n";
+    }
     char kilobytes[32];
     std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
                   static_cast<unsigned long long>((written_ + done) / 1024));
@@ -271,7 +280,8 @@ class Writer {
                     "buffer (writer): write of data failed: " + output_->name() + ": " +
                         strerror_text(e.errnum()) + "\nbytes to write=" + std::to_string(to_write) +
                         ", bytes written=" + std::to_string(done) + ", total written " + kilobytes +
-                        "\nbuffer (writer): " + std::to_string(written_ + done) + " bytes reached " +
+                        "\n" + loss + "buffer (writer): " + std::to_string(written_ + done) +
+                        " bytes reached " +
                         output_->name() + ", " + std::to_string(queued) +
                         " queued bytes were not written\n");
   }

@@ -340,6 +340,42 @@ assert_out() {
   assert_equal "${stderr_lines[1]}" "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--create-mode mode]"
 }
 
+@test "rmt: a malformed --busy-poll is refused with the option named" {
+  run --separate-stderr "$RMT" --busy-poll 5ms
+  assert_equal "$status" 1
+  assert_equal "${stderr_lines[0]}" "rmt: invalid --busy-poll '5ms': not a whole number"
+  run --separate-stderr "$RMT" --busy-poll 2000000
+  assert_equal "$status" 1
+  assert_equal "${stderr_lines[0]}" "rmt: invalid --busy-poll '2000000': out of range"
+}
+
+# Counts the zero-timeout polls of the control input (busy polling) while
+# rmt serves tar -b 1 writing 35 records of 512 bytes, one request at a
+# time through the rsh stand-in. Arguments go to rmt; TASKSET may pin it.
+count_watches() {
+  head -c 16384 /dev/zero >big
+  RSH_STANDIN_SERVER="${TASKSET:-} strace -qq -e trace=poll -e signal=none -o $PWD/trace $RMT --log none $*" \
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    tar --rsh-command="$BATS_TEST_DIRNAME/rsh-standin" -b 1 -cf "localhost:$PWD/a.tar" big
+  [ "$(stat -c %s a.tar)" = 17920 ] || return 1
+  grep -c '^poll(\[{fd=0, events=POLLIN}\], 1, 0)' trace || true
+}
+
+@test "rmt: it watches for the next request before sleeping (--busy-poll), but not when told 0 or on one CPU" {
+  [ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+  # A limit no traced round trip exceeds: every request is watched for.
+  run count_watches --busy-poll 999999
+  assert_success
+  [ "$output" -ge 35 ] || fail "only $output watches for 35 requests"
+  # The default watches too (at least until a traced round trip outlasts it).
+  run count_watches
+  [ "$output" -ge 1 ] || fail "no watches by default"
+  run count_watches --busy-poll 0
+  assert_output 0
+  TASKSET="taskset -c 0" run count_watches
+  assert_output 0
+}
+
 @test "rmt: names that look remote or like stdin are local files" {
   printf 'dash' >-
   printf 'colon' >a:b

@@ -1,21 +1,47 @@
-// Reading the control stream with timeouts.
+// Reading the control stream with timeouts and busy polling.
 #include "fd_source.hpp"
 
 #include <cerrno>
 #include <poll.h>
+#include <sched.h>
 
 #include "../io.hpp"
 
 namespace tk::rmt {
 
+std::chrono::microseconds default_busy_poll() noexcept {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (::sched_getaffinity(0, sizeof cpus, &cpus) == -1 || CPU_COUNT(&cpus) < 2)
+    return std::chrono::microseconds{0};
+  return std::chrono::microseconds{50};
+}
+
+bool FdSource::watch_for_input(std::chrono::steady_clock::time_point start) {
+  const auto deadline = start + busy_poll_;
+  do {
+    pollfd pfd{fd_, POLLIN, 0};
+    int n = ::poll(&pfd, 1, 0);
+    if (n > 0) return true;  // data, or the peer hung up: read says which
+    if (n == -1 && errno != EINTR) throw_syscall_error("poll " + name_);
+    if (stop_requested()) return false;
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
+
 std::size_t FdSource::read_some(std::span<std::byte> buf) {
+  const bool polling = busy_poll_.count() > 0;
+  const auto start = polling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  if (polling && peer_streams_ && watch_for_input(start)) return read_record(fd_, buf, name_);
   if (timeout_ms_ >= 0) {
     pollfd pfd{fd_, POLLIN, 0};
     int n = retry_eintr([&] { return ::poll(&pfd, 1, timeout_ms_); });
     if (n == -1) throw_syscall_error("poll " + name_);
     if (n == 0) throw Error(ETIMEDOUT, "read " + name_);
   }
-  return read_record(fd_, buf, name_);
+  std::size_t n = read_record(fd_, buf, name_);
+  if (polling) peer_streams_ = std::chrono::steady_clock::now() - start <= busy_poll_;
+  return n;
 }
 
 }  // namespace tk::rmt

@@ -137,6 +137,7 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   grow_pipe(link_.to_child.get(), std::size_t{1} << 20);
   grow_pipe(link_.from_child.get(), std::size_t{1} << 20);
   source_ = std::make_unique<rmt::FdSource>(link_.from_child.get(), "rmt link to " + rn.host);
+  source_->set_busy_poll(rmt::default_busy_poll());
   in_ = std::make_unique<rmt::BufferedReader>(*source_, 16 * 1024);
   request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";
   try {

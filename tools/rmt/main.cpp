@@ -34,7 +34,7 @@ constexpr const char* usage_text =
     "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--create-mode mode]\n"
     "           [--max-record size] [--idle-timeout seconds] [--payload-timeout seconds]\n"
     "           [--allow-ioctl op] [--lseek-order auto|bsd|gnu] [--log syslog|none|file]\n"
-    "           [--debug-log file] [--no-sandbox] [-c command]\n";
+    "           [--debug-log file] [--busy-poll microseconds] [--no-sandbox] [-c command]\n";
 
 enum LongOnly : int {
   opt_allow = 256,
@@ -47,6 +47,7 @@ enum LongOnly : int {
   opt_log,
   opt_debug_log,
   opt_no_sandbox,
+  opt_busy_poll,
   opt_help,
 };
 
@@ -68,6 +69,7 @@ ServerOptions parse_options(int argc, char** argv) {
       {"log", required_argument, nullptr, opt_log},
       {"debug-log", required_argument, nullptr, opt_debug_log},
       {"no-sandbox", no_argument, nullptr, opt_no_sandbox},
+      {"busy-poll", required_argument, nullptr, opt_busy_poll},
       {"help", no_argument, nullptr, opt_help},
       {nullptr, 0, nullptr, 0},
   };
@@ -122,6 +124,9 @@ ServerOptions parse_options(int argc, char** argv) {
       case opt_log: o.log = optarg; break;
       case opt_debug_log: o.debug_log = optarg; break;
       case opt_no_sandbox: o.sandbox = false; break;
+      case opt_busy_poll:
+        o.busy_poll = std::chrono::microseconds{tk::parse_count(optarg, "--busy-poll", 0, 1000000)};
+        break;
       case opt_help: throw tk::UsageError("rmt serves tapes over the rmt protocol on stdin/stdout");
       default: {
         std::string bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";

@@ -139,6 +139,7 @@ class Session {
         out_fd_(out_fd),
         peer_(describe_peer(in_fd)) {
     limits_.drain = std::max<std::size_t>(limits_.drain, 64 * 1024);
+    source_.set_busy_poll(options.busy_poll);
     if (!options.debug_log.empty()) {
       debug_ = open_file(options.debug_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     }

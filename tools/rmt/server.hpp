@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "../../lib/rmt/fd_source.hpp"
 #include "../../lib/rmt/protocol.hpp"
 
 namespace tk::rmt_server {
@@ -35,6 +36,8 @@ struct ServerOptions {
   std::string debug_log;       // empty: none
   std::string login_command;   // -c COMMAND (when rmt is a login shell), logged only
   bool sandbox = true;         // Landlock under --allow
+  // Watch for the next request this long before sleeping (fd_source.hpp).
+  std::chrono::microseconds busy_poll = rmt::default_busy_poll();
 };
 
 // Serves requests from in_fd, replying on out_fd, until end of input or a

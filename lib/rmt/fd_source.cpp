@@ -1,6 +1,7 @@
 // Reading the control stream with timeouts and busy polling.
 #include "fd_source.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <poll.h>
 #include <sched.h>
@@ -17,7 +18,7 @@ std::chrono::microseconds default_busy_poll() noexcept {
   return std::chrono::microseconds{50};
 }
 
-bool FdSource::watch_for_input(std::chrono::steady_clock::time_point start) {
+bool FdSource::watch_for_input(Clock::time_point start) {
   const auto deadline = start + busy_poll_;
   do {
     pollfd pfd{fd_, POLLIN, 0};
@@ -25,14 +26,24 @@ bool FdSource::watch_for_input(std::chrono::steady_clock::time_point start) {
     if (n > 0) return true;  // data, or the peer hung up: read says which
     if (n == -1 && errno != EINTR) throw_syscall_error("poll " + name_);
     if (stop_requested()) return false;
-  } while (std::chrono::steady_clock::now() < deadline);
+  } while (Clock::now() < deadline);
   return false;
+}
+
+void FdSource::note_wait(Clock::time_point start) noexcept {
+  auto waited = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  waited = std::min(waited, 4 * busy_poll_);
+  typical_wait_ = (3 * typical_wait_ + waited) / 4;
 }
 
 std::size_t FdSource::read_some(std::span<std::byte> buf) {
   const bool polling = busy_poll_.count() > 0;
-  const auto start = polling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  if (polling && peer_streams_ && watch_for_input(start)) return read_record(fd_, buf, name_);
+  const auto start = polling ? Clock::now() : Clock::time_point{};
+  if (polling && typical_wait_ <= busy_poll_ && watch_for_input(start)) {
+    std::size_t n = read_record(fd_, buf, name_);
+    note_wait(start);
+    return n;
+  }
   if (timeout_ms_ >= 0) {
     pollfd pfd{fd_, POLLIN, 0};
     int n = retry_eintr([&] { return ::poll(&pfd, 1, timeout_ms_); });
@@ -40,7 +51,7 @@ std::size_t FdSource::read_some(std::span<std::byte> buf) {
     if (n == 0) throw Error(ETIMEDOUT, "read " + name_);
   }
   std::size_t n = read_record(fd_, buf, name_);
-  if (polling) peer_streams_ = std::chrono::steady_clock::now() - start <= busy_poll_;
+  if (polling) note_wait(start);
   return n;
 }
 

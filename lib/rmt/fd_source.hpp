@@ -28,20 +28,26 @@ class FdSource final : public ByteSource {
   // virtual CPU halts, and the host must run it again): on the machines we
   // measured, the wakeups cost more than everything else a 10 KiB record
   // takes. Watching for the next request skips our wakeup while the peer
-  // streams; it is only done while the last input came within the limit, so
-  // a peer that pauses costs at most one watch, and an idle one none.
+  // streams. It is only done while input has typically come within the
+  // limit (a running average of recent waits, each counted at most as four
+  // limits): a peer that pauses now and then costs a watch or two, and one
+  // that answers more slowly than the limit (tar over ssh, where ssh and
+  // sshd need the CPU we would burn) none.
   void set_busy_poll(std::chrono::microseconds limit) noexcept { busy_poll_ = limit; }
   std::size_t read_some(std::span<std::byte> buf) override;
 
  private:
+  using Clock = std::chrono::steady_clock;
   // True when input is ready within the busy-poll limit from `start`.
-  bool watch_for_input(std::chrono::steady_clock::time_point start);
+  bool watch_for_input(Clock::time_point start);
+  // Adds the wait that ended now to the running average.
+  void note_wait(Clock::time_point start) noexcept;
 
   int fd_;
   std::string name_;
   int timeout_ms_ = -1;
   std::chrono::microseconds busy_poll_{0};
-  bool peer_streams_ = true;  // the last input came within busy_poll_
+  std::chrono::microseconds typical_wait_{0};  // running average of waits
 };
 
 }  // namespace tk::rmt

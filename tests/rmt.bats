@@ -537,6 +537,9 @@ count_watches() {
   assert_out $'A0\nA2\n'
   run cat rmt.log
   assert_output --partial 'end="eof; close: write t.tap.state.tmp: No space left on device"'
+  # The half-written copy of the state is removed; the image keeps its record.
+  assert_not_exist t.tap.state.tmp
+  assert_equal "$(stat -c %s t.tap)" 14
 }
 
 # A write the medium takes only in part is answered with the count that

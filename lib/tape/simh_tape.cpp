@@ -164,9 +164,14 @@ void save_state(const std::string& path, const DriveState& s) {
   std::string tmp = path + ".tmp";
   std::string text = format_state(s);
   Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
-  write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
-  fd.close("close " + tmp);
-  if (::rename(tmp.c_str(), path.c_str()) == -1) throw_errno("rename " + tmp);
+  try {
+    write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
+    fd.close("close " + tmp);
+    if (::rename(tmp.c_str(), path.c_str()) == -1) throw_errno("rename " + tmp);
+  } catch (const Error&) {
+    ::unlink(tmp.c_str());  // the old state stays; a half-written copy helps no one
+    throw;
+  }
 }
 
 // The cartridge is "in the drive" for as long as this lock is held; being a

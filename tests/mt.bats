@@ -850,6 +850,13 @@ tapehost -l op /usr/sbin/rmt"
   assert_output --partial '"compression":true}'
 }
 
+@test "mt: stshowoptions on a remote name says the options are only readable on the tape host" {
+  make_tape
+  run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "h:$PWD/t.tap" stshowoptions
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: h:$PWD/t.tap is a remote device; stshowoptions reads the st driver's options from this host's sysfs (run it on the tape host)."
+}
+
 @test "mt: a remote open failure exits 1 and a remote ioctl failure exits 2" {
   run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "h:$PWD/none.tap" status
   assert_equal "$status" 1

@@ -257,7 +257,14 @@ int do_show_options(Session& s, const Command&, const Args&) {
   int fd = s.tape->poll_fd();
   if (fd < 0 || ::fstat(fd, &st) == -1 || (st.st_mode & S_IFCHR) == 0) {
     // mt-st tests the S_IFCHR bit alone; remote and image tapes have no node.
-    s.diagnostics += "mt: not a character device.\n";
+    // A remote drive's options live in the other host's sysfs, which the rmt
+    // protocol cannot read: say so rather than blame the name.
+    if (!s.inv.open_options.force_local && tk::is_remote_name(s.inv.device))
+      s.diagnostics += "mt: " + s.inv.device +
+                       " is a remote device; stshowoptions reads the st driver's options from "
+                       "this host's sysfs (run it on the tape host).\n";
+    else
+      s.diagnostics += "mt: not a character device.\n";
     return static_cast<int>(Exit::usage);
   }
   std::string path = sysfs_options_path(st.st_rdev);

@@ -272,6 +272,19 @@ assert_out() {
   assert_out $'E13\nPermission denied\nA0\nA2\n01'
 }
 
+@test "rmt: an allowed directory named through a symlink, or written with // and /./, is served" {
+  mkdir -p real
+  cp data real/t1
+  ln -s "$PWD/real" link
+  # Named as allowed, and as it resolves.
+  serve "O$PWD/link/t1"$'\n0\nR2\n'"O$PWD/real/t1"$'\n0\nR2\n'"O$PWD//link/./t1"$'\n0\nR2\n' --allow "$PWD/link"
+  assert_out $'A0\nA2\n01A0\nA2\n01A0\nA2\n01'
+  # A link out of it is still refused.
+  ln -s "$PWD/data" real/escape
+  serve "O$PWD/link/escape"$'\n0\n' --allow "$PWD/link"
+  assert_out $'E13\nPermission denied\n'
+}
+
 @test "rmt: a glob --allow entry admits matching names only" {
   cp data t1.img
   cp data t1.other
@@ -325,6 +338,24 @@ assert_out() {
   assert_equal "$status" 0
   assert_out $'A1\n'
   assert_file_not_exists debug.out
+}
+
+@test "rmt: options after a bare argument still count, and a bare argument beside restrictions stops the server" {
+  mkdir -p g
+  : >g/a.tap
+  : >g/b.tap
+  # An --allow glob the shell expanded: g/b.tap would have ended the options
+  # and dropped --read-only. The server refuses to start instead.
+  serve "O$PWD/g/a.tap"$'\n1 O_WRONLY\nW3\nabc' --allow "$PWD"/g/*.tap --read-only
+  assert_equal "$status" 1
+  assert_equal "$(head -1 err)" "rmt: unexpected argument '$PWD/g/b.tap' beside restrictions (quote --allow globs: the shell expanded one?)"
+  assert_equal "$(stat -c %s g/a.tap)" 0
+  serve $'Odata\n0\n' debug.out --read-only
+  assert_equal "$status" 1
+  # Without restrictions the word is ignored, and options after it apply.
+  serve $'Onew\n65 O_WRONLY|O_CREAT\n' debug.out --create-mode 0640
+  assert_equal "$status" 0
+  assert_equal "$(stat -c %a new)" 640
 }
 
 @test "rmt: -c COMMAND is accepted as from a login shell" {

@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
@@ -74,9 +75,18 @@ ServerOptions parse_options(int argc, char** argv) {
       {nullptr, 0, nullptr, 0},
   };
   ServerOptions o;
+  std::vector<std::string> bare;
   opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "+rwc:", long_options, nullptr)) != -1) {
+  for (;;) {
+    // Options count wherever they stand (a bare word does not end them), so
+    // a restriction after one is never silently dropped; "+" keeps getopt
+    // from permuting argv, and bare words are collected here instead.
+    int c = getopt_long(argc, argv, "+rwc:", long_options, nullptr);
+    if (c == -1) {
+      if (optind >= argc) break;
+      bare.emplace_back(argv[optind++]);
+      continue;
+    }
     switch (c) {
       case opt_allow: o.allow.emplace_back(optarg); break;
       case 'r': o.read_only = true; break;
@@ -136,8 +146,14 @@ ServerOptions parse_options(int argc, char** argv) {
   }
   // GNU rmt and rmt-dump open a bare argument as a debug file, which lets a
   // remote command line create files; we take nothing from it (§12.6.1).
-  for (int i = optind; i < argc; ++i) {
-    std::string msg = "rmt: ignoring argument '" + std::string(argv[i]) + "'\n";
+  // Next to restrictions a bare word is a mistake, most likely an --allow
+  // glob the shell expanded (sshd runs a forced command through one): a
+  // server that might not be restricted as meant does not start.
+  if (!bare.empty() && (!o.allow.empty() || o.read_only || o.write_once))
+    throw tk::UsageError("unexpected argument '" + bare.front() +
+                         "' beside restrictions (quote --allow globs: the shell expanded one?)");
+  for (const std::string& word : bare) {
+    std::string msg = "rmt: ignoring argument '" + word + "'\n";
     [[maybe_unused]] auto n = ::write(2, msg.data(), msg.size());
   }
   return o;

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <string_view>
 #include <cstdlib>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -31,6 +32,21 @@ bool has_dotdot(const std::string& path) {
     start = slash + 1;
   }
   return false;
+}
+
+// The absolute path with empty and "." components dropped (lexically: a
+// script's "dir//file" or "dir/./file" names the same file).
+std::string tidy(const std::string& absolute_path) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < absolute_path.size()) {
+    std::size_t slash = absolute_path.find('/', start);
+    if (slash == std::string::npos) slash = absolute_path.size();
+    std::string_view part(absolute_path.data() + start, slash - start);
+    if (!part.empty() && part != ".") out.append("/").append(part);
+    start = slash + 1;
+  }
+  return out.empty() ? "/" : out;
 }
 
 std::string real_path(const std::string& path) {
@@ -67,6 +83,7 @@ PathPolicy::PathPolicy(const std::vector<std::string>& allow, bool read_only, bo
   for (const auto& a : allow) {
     Entry e;
     std::string abs = absolute(a);
+    e.literal = tidy(abs);
     if (has_glob(abs)) {
       // Resolve the fixed directory part so that globs compare with real paths.
       auto slash = abs.rfind('/', abs.find_first_of("*?["));
@@ -85,19 +102,22 @@ PathPolicy::PathPolicy(const std::vector<std::string>& allow, bool read_only, bo
   }
 }
 
+bool PathPolicy::matches(const Entry& e, const std::string& pattern, const std::string& path) {
+  if (e.glob) return ::fnmatch(pattern.c_str(), path.c_str(), FNM_PATHNAME) == 0;
+  if (!e.directory) return path == pattern;
+  return pattern == "/" || (path.compare(0, pattern.size(), pattern) == 0 &&
+                            (path.size() == pattern.size() || path[pattern.size()] == '/'));
+}
+
+bool PathPolicy::allowed_as_written(const std::string& path) const {
+  for (const auto& e : entries_)
+    if (matches(e, e.pattern, path) || matches(e, e.literal, path)) return true;
+  return false;
+}
+
 bool PathPolicy::allowed(const std::string& resolved) const {
-  for (const auto& e : entries_) {
-    if (e.glob) {
-      if (::fnmatch(e.pattern.c_str(), resolved.c_str(), FNM_PATHNAME) == 0) return true;
-    } else if (e.directory) {
-      if (e.pattern == "/" ||
-          (resolved.compare(0, e.pattern.size(), e.pattern) == 0 &&
-           (resolved.size() == e.pattern.size() || resolved[e.pattern.size()] == '/')))
-        return true;
-    } else if (resolved == e.pattern) {
-      return true;
-    }
-  }
+  for (const auto& e : entries_)
+    if (matches(e, e.pattern, resolved)) return true;
   return false;
 }
 
@@ -139,8 +159,8 @@ OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
     // Without a tree to leave, ".." is harmless; under --allow it is refused
     // before anything is resolved.
     if (has_dotdot(requested)) throw Error(EACCES, "open " + requested + ": \"..\" refused");
-    std::string abs = absolute(requested);
-    if (!allowed(abs)) throw Error(EACCES, "open " + requested + ": not allowed");
+    std::string abs = tidy(absolute(requested));
+    if (!allowed_as_written(abs)) throw Error(EACCES, "open " + requested + ": not allowed");
     d.path = resolve(abs);
     if (d.path.empty()) {
       // Nothing to resolve: the open fails the ordinary way.

@@ -31,9 +31,15 @@ class PathPolicy {
  private:
   struct Entry {
     std::string pattern;  // resolved directory, file, or glob
+    std::string literal;  // the same as given (absolute, without // or /./)
     bool glob = false;
     bool directory = false;
   };
+  static bool matches(const Entry& e, const std::string& pattern, const std::string& path);
+  // A name as the client wrote it may match an entry as given or resolved
+  // (an allowed directory reached through a symlink); what it resolves to
+  // must match an entry resolved.
+  bool allowed_as_written(const std::string& path) const;
   bool allowed(const std::string& resolved) const;
   std::vector<Entry> entries_;
   bool read_only_;

@@ -34,13 +34,18 @@ class Error : public std::system_error {
 // reported. Callers that count what they wrote take bytes_lost() back off.
 class LostWrites : public Error {
  public:
-  LostWrites(std::string context, std::uint64_t bytes_lost, int cause)
-      : Error(EIO, std::move(context)), bytes_lost_(bytes_lost), cause_(cause) {}
+  LostWrites(std::string context, std::uint64_t bytes_lost, std::uint64_t records_lost, int cause)
+      : Error(EIO, std::move(context)),
+        bytes_lost_(bytes_lost),
+        records_lost_(records_lost),
+        cause_(cause) {}
   std::uint64_t bytes_lost() const noexcept { return bytes_lost_; }
+  std::uint64_t records_lost() const noexcept { return records_lost_; }
   int cause() const noexcept { return cause_; }
 
  private:
   std::uint64_t bytes_lost_;
+  std::uint64_t records_lost_;
   int cause_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,6 +75,12 @@ std::size_t read_full(int fd, std::span<std::byte> buf, std::string_view name);
 // Writes all of data, continuing after short writes and waiting on EAGAIN.
 // On failure throws Error with bytes_done() = bytes that were written.
 void write_all(int fd, std::span<const std::byte> data, std::string_view name);
+
+// Writes all of data at offset of a regular file, retrying EINTR even after
+// a stop request: the bytes were already accepted from someone, and a file
+// write does not block for long. A failure throws Error with bytes_done().
+void write_all_at(int fd, std::span<const std::byte> data, std::uint64_t offset,
+                  std::string_view name);
 
 // Exactly one write(2) of a whole record; a short write throws Error with
 // bytes_done() set (ENOSPC when the device gave no errno).

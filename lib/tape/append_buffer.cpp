@@ -1,11 +1,10 @@
 #include "append_buffer.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <unistd.h>
 
 #include "../error.hpp"
+#include "../io.hpp"
 
 namespace tk {
 
@@ -38,17 +37,14 @@ void AppendBuffer::flush() {
 }
 
 void AppendBuffer::write_out() {
-  // A regular file's write is not interrupted by signals that are handled, so
-  // EINTR is only retried here, never treated as a request to stop: what is
-  // pending was already acknowledged.
-  while (begin_ < end_) {
-    ssize_t n = ::pwrite(fd_, window_.get() + (begin_ - window_at_),
-                         static_cast<std::size_t>(end_ - begin_), static_cast<off_t>(begin_));
-    if (n == -1 && errno == EINTR) continue;
-    if (n == -1) throw_errno("write " + context_);
-    if (n == 0) throw Error(ENOSPC, "write " + context_);
-    begin_ += static_cast<std::uint64_t>(n);
+  try {
+    write_all_at(fd_, {window_.get() + (begin_ - window_at_), static_cast<std::size_t>(end_ - begin_)},
+                 begin_, context_);
+  } catch (const Error& e) {
+    begin_ += e.bytes_done();
+    throw;
   }
+  begin_ = end_;
 }
 
 }  // namespace tk

@@ -160,10 +160,11 @@ DriveState load_state(const std::string& path) {
 }
 
 // Replaces the state file in one rename so a crash never leaves half of one.
-void save_state(const std::string& path, const DriveState& s) {
+// mode: for a new state file, the image's creation mode (rmt --create-mode).
+void save_state(const std::string& path, const DriveState& s, mode_t mode = 0666) {
   std::string tmp = path + ".tmp";
   std::string text = format_state(s);
-  Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
+  Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode);
   try {
     write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
     fd.close("close " + tmp);
@@ -193,8 +194,9 @@ std::uint64_t file_size(int fd, const std::string& path) {
 class SimhTape final : public Tape {
  public:
   SimhTape(const std::string& path, Fd fd, DriveState state, bool readable, bool writable,
-           int write_errno, bool file_protected)
+           int write_errno, bool file_protected, mode_t create_mode)
       : Tape(path),
+        create_mode_(create_mode),
         state_path_(simh_state_path(path)),
         fd_(std::move(fd)),
         size_(file_size(fd_.get(), path)),
@@ -206,6 +208,7 @@ class SimhTape final : public Tape {
         write_errno_(write_errno),
         file_protected_(file_protected),
         reserve_(writable && allocates_blocks(fd_.get())),
+        stage_(reserve_ && keeps_reservations(fd_.get())),
         staged_(fd_.get(), path) {
     // The image changed behind the drive's back: start again from BOT.
     if (state_.offset > size_) state_.rewind();
@@ -281,8 +284,8 @@ class SimhTape final : public Tape {
         default: last_write_ = false;
       }
     }
-    flush_staged();  // st: every ioctl flushes the driver's buffer first
     try {
+      flush_staged();  // st: every ioctl flushes the driver's buffer first
       run_op(op, count);
       flush_staged();  // filemarks written by the request reach the image now
     } catch (const Error&) {
@@ -394,7 +397,7 @@ class SimhTape final : public Tape {
 
   void save() {
     try {
-      save_state(state_path_, state_);
+      save_state(state_path_, state_, create_mode_);
     } catch (const Error&) {
       // A read-only image in a read-only place can still be read; its
       // position just does not persist.
@@ -404,7 +407,7 @@ class SimhTape final : public Tape {
 
   void save_quietly() noexcept {
     try {
-      save_state(state_path_, state_);
+      save_state(state_path_, state_, create_mode_);
     } catch (const std::exception&) {
       // Already reporting the failure that got us here.
     }
@@ -593,6 +596,17 @@ class SimhTape final : public Tape {
     return fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC;
   }
 
+  // Staging relies on a reservation meaning a later write finds the room.
+  // ext4 and xfs allocate the blocks themselves; copy-on-write file systems
+  // (btrfs, ZFS) may still run out when the data is written, where a full
+  // disk would then fail records already accepted: those write as they go.
+  static bool keeps_reservations(int fd) noexcept {
+    constexpr decltype(statfs::f_type) ext4_magic = 0xEF53, xfs_magic = 0x58465342;
+    struct statfs fs {};
+    if (::fstatfs(fd, &fs) == -1) return false;
+    return fs.f_type == ext4_magic || fs.f_type == xfs_magic;
+  }
+
   void reserve_through(std::uint64_t end) noexcept {
     std::uint64_t from = std::max(reserved_end_, state_.offset);
     std::uint64_t to = (end / reserve_step_ + 1) * reserve_step_;
@@ -619,7 +633,7 @@ class SimhTape final : public Tape {
   void append(const iovec* iov, int count, std::size_t total, std::size_t done_before) {
     auto at = static_cast<off_t>(state_.offset);
     if (reserve_ && state_.offset + total > reserved_end_) reserve_through(state_.offset + total);
-    if (reserve_ && state_.offset + total <= reserved_end_) {
+    if (stage_ && reserve_ && state_.offset + total <= reserved_end_) {
       stage(iov, count, total);
       return;
     }
@@ -663,13 +677,14 @@ class SimhTape final : public Tape {
   struct Checkpoint {
     std::uint64_t offset = 0;
     std::int64_t lba = 0, file = 0, block = 0;
-    std::uint64_t data = 0;  // record bytes written this session up to here
+    std::uint64_t data = 0;     // record bytes written this session up to here
+    std::uint64_t records = 0;  // records written this session up to here
   };
   // A bound on the objects tracked while staged (tiny records fill it first).
   static constexpr std::size_t max_staged_objects = 4096;
 
   Checkpoint here() const noexcept {
-    return {state_.offset, state_.lba, state_.file, state_.block, data_written_};
+    return {state_.offset, state_.lba, state_.file, state_.block, data_written_, records_written_};
   }
 
   void stage(const iovec* iov, int count, std::size_t total) {
@@ -720,16 +735,20 @@ class SimhTape final : public Tape {
     }
     staged_.discard();
     staged_ends_.clear();
-    (void)::ftruncate(fd_.get(), static_cast<off_t>(keep.offset));
+    // If even the cut fails, the next write truncates first (last_write_ off).
+    bool cut = ::ftruncate(fd_.get(), static_cast<off_t>(keep.offset)) == 0;
     reserve_ = false;  // synchronous writes from now on
+    stage_ = false;
     reserved_end_ = 0;
     state_.offset = size_ = keep.offset;
     image_.set_size(size_);
     state_.lba = keep.lba;
     state_.file = keep.file;
     state_.block = keep.block;
-    state_.eof = EofState::none;
+    state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
     data_written_ = keep.data;
+    records_written_ = keep.records;
+    if (!cut) last_write_ = false;
     if (keep.offset >= request_start_.offset) {
       // Only this request's records are gone: it fails as a write that met
       // the trouble itself would have.
@@ -741,7 +760,7 @@ class SimhTape final : public Tape {
     throw LostWrites("write " + name() + " (" + std::to_string(lost) +
                          " bytes of records already accepted were lost: " +
                          std::strerror(failure.errnum()) + ")",
-                     lost, failure.errnum());
+                     lost, request_start_.records - keep.records, failure.errnum());
   }
 
   void write_record(std::span<const std::byte> data, std::size_t done_before) {
@@ -763,6 +782,7 @@ class SimhTape final : public Tape {
                     {tail, pad + 4}};
     append(iov, 3, span, done_before);
     data_written_ += length;
+    ++records_written_;
     ++state_.lba;
     if (state_.block >= 0) ++state_.block;
     mark_boundary();
@@ -1022,6 +1042,7 @@ class SimhTape final : public Tape {
     }
   }
 
+  mode_t create_mode_;  // for a new state file, as for the image
   std::string state_path_;
   Fd fd_;
   std::uint64_t size_;
@@ -1036,6 +1057,7 @@ class SimhTape final : public Tape {
   std::vector<std::byte> ahead_;
   std::size_t ahead_pos_ = 0;
   bool reserve_;                    // reserve blocks ahead of appends
+  bool stage_;                      // stage appends inside reserved blocks
   bool reserved_ = false;           // blocks past the end may be reserved
   std::uint64_t reserved_end_ = 0;  // reserved up to here (0 = nothing)
   std::uint64_t reserve_step_ = first_reserve;
@@ -1044,6 +1066,7 @@ class SimhTape final : public Tape {
   Checkpoint durable_;                  // the last object end known in the image
   Checkpoint request_start_;            // where the current request began
   std::uint64_t data_written_ = 0;      // record bytes written this session
+  std::uint64_t records_written_ = 0;   // records written this session
 };
 
 }  // namespace
@@ -1078,7 +1101,7 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
     writable = false;  // st: an O_NONBLOCK open succeeds; writes get EACCES
   }
   return std::make_unique<SimhTape>(path, std::move(fd), state, access_mode != O_WRONLY,
-                                    writable, write_errno, file_protected);
+                                    writable, write_errno, file_protected, options.create_mode);
 }
 
 void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes) {

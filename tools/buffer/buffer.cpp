@@ -195,7 +195,7 @@ class Writer {
         write_oldest_block();
       }
     }
-    output_->close();
+    close_output();
     legacy_.finish(written_);
     if (options_.debug) print_stderr("\tW: Exiting writer\n");
     return kExitOk;
@@ -258,6 +258,26 @@ class Writer {
     throw ExactExit(kExitRuntime, "buffer (writer): " + why + "; " + std::to_string(reached) +
                                       " bytes reached " + output_->name() + ", " +
                                       std::to_string(queued) + " queued bytes were not written\n");
+  }
+
+  // The output may still be writing buffered records when it closes (a tape
+  // image); records it loses there did not reach it.
+  void close_output() {
+    try {
+      output_->close();
+    } catch (const LostWrites& e) {
+      ring_.set_consumer_reported();
+      written_ -= std::min<std::uint64_t>(e.bytes_lost(), written_);
+      std::uint64_t queued = ring_.stats().bytes_in - written_;
+      throw ExactExit(kExitRuntime,
+                      "buffer (writer): close of " + output_->name() + " failed: " +
+                          strerror_text(e.errnum()) + "\nbuffer (writer): " + output_->name() +
+                          " lost the last " + std::to_string(e.bytes_lost()) +
+                          " bytes it had accepted: " + strerror_text(e.cause()) +
+                          "\nbuffer (writer): " + std::to_string(written_) + " bytes reached " +
+                          output_->name() + ", " + std::to_string(queued) +
+                          " queued bytes were not written\n");
+    }
   }
 
   [[noreturn]] void report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {

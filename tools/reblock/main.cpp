@@ -164,8 +164,15 @@ int run(int argc, char** argv) {
       tk::reblock::copy_records(*in, *out, options, totals);
     else
       tk::reblock::copy_reblocked(*in, *out, options, totals);
+    // Inside the summary's scope: the output may still be writing buffered
+    // records, and the counts must show what a failure there lost.
+    try {
+      out->close();
+    } catch (const tk::Error& e) {
+      tk::reblock::take_back_lost(e, totals);
+      throw;
+    }
   }
-  out->close();
   in->close();
   return static_cast<int>(Exit::ok);
 }

@@ -46,9 +46,11 @@ std::size_t read_bounded(Tape& in, std::span<std::byte> buf, const Options& opti
     return in.read(buf);
   } catch (const Error& e) {
     if (e.errnum() != ENOMEM) throw;
-    // The backend's context may give the record's size; st's cannot.
-    throw Error(ENOMEM, e.context() + ": record larger than --max-record " +
-                            std::to_string(options.max_record) + " bytes");
+    // The backend's context may give the record's size; st's cannot. A
+    // remote one may have met the server's own limit instead of ours.
+    std::string limit = "--max-record " + std::to_string(options.max_record) + " bytes";
+    if (is_remote_name(in.name())) limit += " (or the rmt server's --max-record)";
+    throw Error(ENOMEM, e.context() + ": record larger than " + limit);
   }
 }
 
@@ -110,6 +112,7 @@ class Reblocker {
     try {
       out_.write({buffer_.get() + offset, length});
     } catch (const Error& e) {
+      take_back_lost(e, totals_);
       // Say how much of the output can be trusted: the records before this one.
       std::string context = e.context() + " after " +
                             count_noun(totals_.out_full, "full record", "full records") +
@@ -155,6 +158,18 @@ constexpr const char* si_units[] = {"B", "kB", "MB", "GB", "TB", "PB", nullptr};
 constexpr const char* iec_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", nullptr};
 
 }  // namespace
+
+void take_back_lost(const Error& e, Totals& totals) noexcept {
+  const auto* lost = dynamic_cast<const LostWrites*>(&e);
+  if (lost == nullptr) return;
+  totals.bytes_out -= std::min(lost->bytes_lost(), totals.bytes_out);
+  // Lost records are the last ones written, full ones unless the copy had
+  // already reached its short tail.
+  std::uint64_t records = lost->records_lost();
+  std::uint64_t partial = std::min(records, totals.out_partial);
+  totals.out_partial -= partial;
+  totals.out_full -= std::min(records - partial, totals.out_full);
+}
 
 void copy_reblocked(Tape& in, Tape& out, const Options& options, Totals& totals) {
   bool stream = !in.keeps_records();
@@ -202,6 +217,7 @@ void copy_records(Tape& in, Tape& out, const Options& options, Totals& totals) {
     try {
       out.write(record.first(n));
     } catch (const Error& e) {
+      take_back_lost(e, totals);
       std::uint64_t written = totals.out_full + totals.out_partial;
       throw Error(e.errnum(),
                   e.context() + " after " + count_noun(written, "record", "records") + " (" +

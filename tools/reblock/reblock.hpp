@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "../../lib/error.hpp"
 #include "../../lib/tape/tape.hpp"
 
 namespace tk::reblock {
@@ -34,6 +35,10 @@ struct Totals {
   std::uint64_t bytes_out = 0;
   std::map<std::size_t, std::uint64_t> sizes;  // -r: record size -> count
 };
+
+// Output the device had accepted but then lost (a tape image's buffered
+// records: LostWrites) did not reach it after all: takes it off the counts.
+void take_back_lost(const Error& e, Totals& totals) noexcept;
 
 // Copies in (up to its first filemark or end of data) to out as records of
 // exactly options.size bytes, the last one short unless options.pad. On a read

@@ -84,7 +84,9 @@ void write_stderr(const char* text) {
 [[noreturn]] void exec_or_die(const ExecArgs& args) {
   ::execvp(args.pointers[0], args.pointers.data());
   int err = errno;
-  write_stderr("cannot run ");
+  // Named like the parent's own messages: the child still carries its name.
+  write_stderr(program_invocation_short_name);
+  write_stderr(": cannot run ");
   write_stderr(args.pointers[0]);
   write_stderr(": ");
   write_stderr(std::strerror(err));

@@ -857,6 +857,42 @@ tapehost -l op /usr/sbin/rmt"
   assert_equal "$stderr" "mt: h:$PWD/t.tap is a remote device; stshowoptions reads the st driver's options from this host's sysfs (run it on the tape host)."
 }
 
+@test "mt: tell asks tapekit's rmt only; dump's rmt would reset the drive's options to answer" {
+  make_tape
+  "$MT" -f t.tap rewind
+  "$MT" -f t.tap fsf 1
+  run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "h:$PWD/t.tap" tell
+  assert_success
+  assert_output "At block 3."
+  # dump's rmt answers QFA only after MTSETDRVBUFFER(MT_ST_BOOLEANS|...),
+  # which clears the st driver's other boolean options: never asked.
+  cat >dump-server <<EOF2
+#!/bin/sh
+LD_PRELOAD=$FAKE_ST FAKE_ST_LOG=$BATS_TEST_TMPDIR/calls.log exec /usr/sbin/rmt-dump
+EOF2
+  chmod +x dump-server
+  RSH_STANDIN_SERVER=$PWD/dump-server run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f h:/dev/zero tell
+  assert_equal "$status" 2
+  assert_equal "$stderr" "h:/dev/zero: Inappropriate ioctl for device"
+  run cat calls.log
+  refute_output --partial "op=24"
+  refute_output --partial "MTIOCPOS"
+}
+
+@test "mt: tell on a plain file served remotely fails as mt-st's does on a file" {
+  printf 'data' >plain
+  run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "h:$PWD/plain" tell
+  assert_equal "$status" 2
+  assert_equal "$stderr" "h:$PWD/plain: Inappropriate ioctl for device"
+}
+
+@test "mt: a remote shell that cannot run is named, with how it ended" {
+  run --separate-stderr "$MT" --rsh-command=/nonexistent/rsh -f "h:$PWD/t.tap" status
+  assert_equal "$status" 1
+  assert_equal "${stderr_lines[0]}" "mt: cannot run /nonexistent/rsh: No such file or directory"
+  assert_regex "${stderr_lines[1]}" "^mt: open h:$PWD/t.tap: connection lost.*the remote shell /nonexistent/rsh for h ended with exit status 127: Input/output error$"
+}
+
 @test "mt: a remote open failure exits 1 and a remote ioctl failure exits 2" {
   run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "h:$PWD/none.tap" status
   assert_equal "$status" 1

@@ -310,6 +310,13 @@ assert_out() {
   assert_equal "$(stat -c %a new2)" 640
 }
 
+@test "rmt: a virtual tape's state file gets the same creation mode as its image" {
+  serve $'Ot.tap\n66 O_RDWR|O_CREAT\nW2\nokC\n'
+  assert_equal "$(stat -c %a t.tap) $(stat -c %a t.tap.state)" "600 600"
+  serve $'Ou.tap\n66 O_RDWR|O_CREAT\nW2\nokC\n' --create-mode 0640
+  assert_equal "$(stat -c %a u.tap) $(stat -c %a u.tap.state)" "640 640"
+}
+
 @test "rmt: a restricted server refuses ioctls off its allow-list with EPERM" {
   serve "O$PWD/data"$'\n0\nI13\n1\nI6\n1\n' --allow "$PWD"
   assert_out $'A0\nE1\nOperation not permitted by the server\nE25\nInappropriate ioctl for device\n'
@@ -369,6 +376,46 @@ assert_out() {
   assert_equal "$status" 1
   assert_equal "${stderr_lines[0]}" "rmt: unknown or incomplete option '--bogus'"
   assert_equal "${stderr_lines[1]}" "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--create-mode mode]"
+}
+
+@test "rmt: --version names the program and serves nothing" {
+  run --separate-stderr "$RMT" --version </dev/null
+  assert_success
+  assert_output "rmt (tapekit) 0.2"
+}
+
+@test "rmt: a stop signal while watching for the next request ends the session at once" {
+  local pid to from line
+  coproc SERVER { exec "$RMT" --log none --busy-poll 999999; }
+  pid=$SERVER_PID to=${SERVER[1]} from=${SERVER[0]}
+  printf 'Odata\n0\n' >&"$to"
+  read -r -t 20 line <&"$from"
+  assert_equal "$line" A0
+  sleep 0.2
+  kill -TERM "$pid"
+  # Still watching (999999 us) when the signal came: it must not go on to sleep.
+  local waited=0
+  while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 50 ]; do sleep 0.1; waited=$((waited + 1)); done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid"
+    fail "rmt still running 5 s after SIGTERM"
+  fi
+  status=0
+  wait "$pid" || status=$?
+  exec {to}>&-
+  assert_equal "$status" 3
+}
+
+@test "rmt: a client that pauses between requests is not watched for" {
+  [ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+  # 20 requests 20 ms apart: after the first long wait the average is over
+  # the limit and the server sleeps at once.
+  { printf 'Ow.bin\n65 O_WRONLY|O_CREAT\n'; for _ in $(seq 20); do sleep 0.02; printf 'W10\n0123456789'; done; } |
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+      strace -qq -e trace=poll -e signal=none -o trace "$RMT" --log none >out
+  assert_equal "$(stat -c %s w.bin)" 200
+  run grep -c '^poll(\[{fd=0, events=POLLIN}\], 1, 0)' trace
+  [ "$output" -le 4 ] || fail "$output watches for 20 paused requests"
 }
 
 @test "rmt: a malformed --busy-poll is refused with the option named" {

@@ -21,11 +21,13 @@ std::chrono::microseconds default_busy_poll() noexcept {
 bool FdSource::watch_for_input(Clock::time_point start) {
   const auto deadline = start + busy_poll_;
   do {
+    // A stop requested now must end the wait, as it would have interrupted
+    // the sleep that watching replaces.
+    if (stop_requested()) throw Interrupted("read " + name_);
     pollfd pfd{fd_, POLLIN, 0};
-    int n = ::poll(&pfd, 1, 0);
+    int n = retry_eintr([&] { return ::poll(&pfd, 1, 0); });
     if (n > 0) return true;  // data, or the peer hung up: read says which
-    if (n == -1 && errno != EINTR) throw_syscall_error("poll " + name_);
-    if (stop_requested()) return false;
+    if (n == -1) throw_syscall_error("poll " + name_);
   } while (Clock::now() < deadline);
   return false;
 }
@@ -39,11 +41,18 @@ void FdSource::note_wait(Clock::time_point start) noexcept {
 std::size_t FdSource::read_some(std::span<std::byte> buf) {
   const bool polling = busy_poll_.count() > 0;
   const auto start = polling ? Clock::now() : Clock::time_point{};
-  if (polling && typical_wait_ <= busy_poll_ && watch_for_input(start)) {
-    std::size_t n = read_record(fd_, buf, name_);
-    note_wait(start);
-    return n;
+  // Every so often watch even when waits have been long: the average counts
+  // the wakeups that watching would save, so it may not come down by itself.
+  const bool retry = polling && ++reads_since_watch_ >= recheck_every;
+  if (polling && (typical_wait_ <= busy_poll_ || retry)) {
+    reads_since_watch_ = 0;
+    if (watch_for_input(start)) {
+      std::size_t n = read_record(fd_, buf, name_);
+      note_wait(start);
+      return n;
+    }
   }
+  if (stop_requested()) throw Interrupted("read " + name_);
   if (timeout_ms_ >= 0) {
     pollfd pfd{fd_, POLLIN, 0};
     int n = retry_eintr([&] { return ::poll(&pfd, 1, timeout_ms_); });

@@ -30,9 +30,10 @@ class FdSource final : public ByteSource {
   // takes. Watching for the next request skips our wakeup while the peer
   // streams. It is only done while input has typically come within the
   // limit (a running average of recent waits, each counted at most as four
-  // limits): a peer that pauses now and then costs a watch or two, and one
-  // that answers more slowly than the limit (tar over ssh, where ssh and
-  // sshd need the CPU we would burn) none.
+  // limits), and once every 64 reads otherwise: a peer that pauses now and
+  // then costs a watch or two, and one that answers more slowly than the
+  // limit (tar over ssh, where ssh and sshd need the CPU we would burn)
+  // one watch in 64.
   void set_busy_poll(std::chrono::microseconds limit) noexcept { busy_poll_ = limit; }
   std::size_t read_some(std::span<std::byte> buf) override;
 
@@ -47,7 +48,9 @@ class FdSource final : public ByteSource {
   std::string name_;
   int timeout_ms_ = -1;
   std::chrono::microseconds busy_poll_{0};
+  static constexpr int recheck_every = 64;     // reads between watches while waits are long
   std::chrono::microseconds typical_wait_{0};  // running average of waits
+  int reads_since_watch_ = 0;
 };
 
 }  // namespace tk::rmt

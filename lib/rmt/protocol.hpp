@@ -133,6 +133,10 @@ std::optional<int> linux_op_from_v1(std::int64_t wire);
 std::optional<int> v1_op_from_linux(int linux_op);
 // The "i" extended ops: 2 RETEN, 3 ERASE, 4 EOM; nullopt otherwise.
 std::optional<int> linux_op_from_extended(std::int64_t wire);
+// An extended op number that only tapekit's rmt knows: it answers A with the
+// same number, other v1 servers refuse it (EINVAL) without side effects.
+// Clients ask it before a request whose meaning differs between servers.
+inline constexpr std::int64_t tapekit_identify_op = 29803;  // "tk"
 std::optional<int> extended_op_from_linux(int linux_op);
 
 // Linux x86-64 struct mtget, the S reply payload (§8.1).

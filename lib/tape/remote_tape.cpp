@@ -344,12 +344,34 @@ TapeStatus RemoteTape::status() {
   return from_mtget(*m);
 }
 
+bool RemoteTape::server_is_tapekit() {
+  if (!tapekit_) {
+    probe_version();
+    bool known = false;
+    if (version_ == Version::v1) {
+      send("i" + std::to_string(rmt::tapekit_identify_op) + "\n0\n", "identify");
+      rmt::Reply r = receive("identify");
+      known = r.ok && r.value == rmt::tapekit_identify_op;
+    }
+    tapekit_ = known;
+  }
+  return *tapekit_;
+}
+
 std::int64_t RemoteTape::tell() {
-  probe_version();
-  // dump's QFA request; only v1-speaking servers (ours, rmt-dump) know it,
-  // and GNU rmt would take it for an absolute seek.
-  if (version_ != Version::v1)
-    throw Error(ENOTTY, "tape position of " + name() + " (server has no position request)");
+  // dump's QFA request, L with whence 10. GNU rmt would take it for an
+  // absolute seek, and dump's rmt first switches an st drive to SCSI-2
+  // logical addresses with MTSETDRVBUFFER(MT_ST_BOOLEANS|...), which clears
+  // every other boolean driver option (buffered writes, read-ahead, ...)
+  // until the next stinit: a question must not do that. Only ours is asked.
+  if (!server_is_tapekit())
+    throw Error(ENOTTY, "tape position of " + name() +
+                            (version_ == Version::v1
+                                 ? " (only tapekit's rmt answers it; dump's rmt would reset the drive's options)"
+                                 : " (server has no position request)"));
+  // A file served as a tape answers QFA with its offset (for dump); mt-st's
+  // tell on a file fails, and its status fails first.
+  (void)status();
   return transact("L0\n10\n", "tape position of");
 }
 

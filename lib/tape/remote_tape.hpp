@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "../io.hpp"
@@ -51,6 +52,8 @@ class RemoteTape final : public Tape {
   // Sends a request and returns the A value; throws Error for an E reply.
   std::int64_t transact(std::string_view request, const std::string& action);
   void probe_version();
+  // Whether the server is tapekit's rmt (asked once, v1 servers only).
+  bool server_is_tapekit();
   [[noreturn]] void lose_connection(const std::string& action, const std::string& why);
   // Closes the link and reaps the remote shell; returns its wait status
   // (-1 when there was none or it could not be reaped).
@@ -62,6 +65,7 @@ class RemoteTape final : public Tape {
   std::unique_ptr<rmt::BufferedReader> in_;
   std::string request_;  // reused request buffer (header plus W payload)
   Version version_ = Version::unknown;
+  std::optional<bool> tapekit_;
   bool open_ = false;
   bool broken_ = false;
 };

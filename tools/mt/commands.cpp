@@ -411,8 +411,17 @@ int run_command(const Invocation& inv) {
   if (c.access != Access::none) {
     int flags = c.access == Access::read ? O_RDONLY : O_RDWR;
     if ((c.tests & online) == 0) flags |= O_NONBLOCK;
-    if (int e = attempt([&] { s.tape = tk::open_tape(inv.device, flags, inv.open_options); }))
-      throw tk::ExactExit(static_cast<int>(Exit::usage), perror_text(inv.device, e));
+    try {
+      s.tape = tk::open_tape(inv.device, flags, inv.open_options);
+    } catch (const tk::Error& e) {
+      // mt-st's perror(device) line; a remote open that failed for more than
+      // the errno says (the remote shell ended, the link broke) keeps why.
+      bool said_more = e.context() != "open " + inv.device;
+      std::string text = said_more && !inv.open_options.force_local && tk::is_remote_name(inv.device)
+                             ? "mt: " + std::string(e.what()) + "\n"
+                             : perror_text(inv.device, e.errnum());
+      throw tk::ExactExit(static_cast<int>(Exit::usage), text);
+    }
   }
 
   int status = c.handler(s, c, inv.args);

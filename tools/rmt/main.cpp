@@ -14,6 +14,7 @@
 // Options are parsed with getopt_long rather than cxxopts: repeated --allow
 // values must reach us whole, and cxxopts splits vector values at commas.
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <getopt.h>
 #include <string>
@@ -50,6 +51,7 @@ enum LongOnly : int {
   opt_no_sandbox,
   opt_busy_poll,
   opt_help,
+  opt_version,
 };
 
 int parse_seconds(const char* text, const char* what) {
@@ -72,6 +74,7 @@ ServerOptions parse_options(int argc, char** argv) {
       {"no-sandbox", no_argument, nullptr, opt_no_sandbox},
       {"busy-poll", required_argument, nullptr, opt_busy_poll},
       {"help", no_argument, nullptr, opt_help},
+      {"version", no_argument, nullptr, opt_version},
       {nullptr, 0, nullptr, 0},
   };
   ServerOptions o;
@@ -138,6 +141,7 @@ ServerOptions parse_options(int argc, char** argv) {
         o.busy_poll = std::chrono::microseconds{tk::parse_count(optarg, "--busy-poll", 0, 1000000)};
         break;
       case opt_help: throw tk::UsageError("rmt serves tapes over the rmt protocol on stdin/stdout");
+      case opt_version: o.show_version = true; break;
       default: {
         std::string bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
         throw tk::UsageError("unknown or incomplete option '" + bad + "'");
@@ -179,6 +183,10 @@ int main(int argc, char** argv) {
   policy.usage_text = usage_text;
   return tk::run_main("rmt", policy, [&] {
     ServerOptions options = parse_options(argc, argv);
+    if (options.show_version) {
+      std::fputs("rmt (tapekit) 0.2\n", stdout);
+      return 0;
+    }
     install_signals();
     // Room for a whole large record in the pipes from and to the client, so
     // that tar -b 512 hands over a record in one write and we take it in one

@@ -420,6 +420,10 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
   auto count = rmt::parse_number(r.lines[1]);
   if (r.too_long[0] || !wire) throw Refusal{EINVAL, "Invalid operation code"};
   if (r.too_long[1] || !count) throw Refusal{EINVAL, "Invalid byte count"};
+  if (extended && *wire == rmt::tapekit_identify_op) {
+    reply_ok(static_cast<std::uint64_t>(rmt::tapekit_identify_op));
+    return;
+  }
   if (!extended && *wire == -1) {
     // The version probe: reply exactly A1, then speak v1 numbering (§9).
     v1_ = true;

@@ -26,7 +26,7 @@ struct ServerOptions {
   bool read_only = false;
   bool write_once = false;
   mode_t create_mode = 0600;
-  std::size_t max_record = std::size_t{4} << 20;
+  std::size_t max_record = std::size_t{16} << 20;  // the largest SIMH or LTO record
   int idle_timeout = 0;        // seconds; 0 = none
   int payload_timeout = 120;   // seconds without progress inside W; 0 = none
   std::vector<int> extra_ioctls;  // Linux op codes added to the allow-list
@@ -36,6 +36,7 @@ struct ServerOptions {
   std::string debug_log;       // empty: none
   std::string login_command;   // -c COMMAND (when rmt is a login shell), logged only
   bool sandbox = true;         // Landlock under --allow
+  bool show_version = false;   // --version: print it and serve nothing
   // Watch for the next request this long before sleeping (fd_source.hpp).
   std::chrono::microseconds busy_poll = rmt::default_busy_poll();
 };

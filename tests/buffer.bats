@@ -97,9 +97,21 @@ ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
   assert_line --index 1 --regexp '^ +1 50880$'
 }
 
+@test "buffer: -z is -s where it stands, so a later -s sets the block size and -m checks against it" {
+  run bash -c "cat \"$SMALL\" | ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=write -o \"$BATS_TEST_TMPDIR/trace\" \"$BUFFER\" -z 10k -s 20k >/dev/null 2>/dev/null"
+  assert_success
+  run bash -c "grep -E 'write\\(1,' \"$BATS_TEST_TMPDIR/trace\" | sed -E 's/.*= //' | sort | uniq -c | sort -rn"
+  # 3000000 = 146 x 20480 + 9920
+  assert_line --index 0 --regexp '^ +146 20480$'
+  run --separate-stderr "$BUFFER" -z 100k -m 100k </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "max_shmem 102400 too low"
+}
+
 @test "buffer: -S and -t records equal buffer 1.19's for the same input" {
   local opts
-  for opts in "-S 1m -t -s 256k" "-S 10k -t" "-z 100k -t" "-t" "-S 500 -t" "-S 64k -s 4k -b 9 -t"; do
+  for opts in "-S 1m -t -s 256k" "-S 10k -t" "-z 100k -t" "-z 10k -s 20k -t" "-z 10k -s 20k -S 5k -t" \
+    "-t" "-S 500 -t" "-S 64k -s 4k -b 9 -t"; do
     diff <(/usr/bin/buffer $opts <"$SMALL" 2>&1 >/dev/null | mask_rates) \
          <("$BUFFER" $opts <"$SMALL" 2>&1 >/dev/null | mask_rates) ||
       fail "reports differ for: $opts"

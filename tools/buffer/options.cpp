@@ -108,7 +108,7 @@ Options parse_options(int argc, char** argv) {
 
   Options o;
   bool blocks_given = false;
-  std::optional<std::uint64_t> combined;  // -z
+  bool report_block_size = false;  // -z: report every (final) block
   // Options are applied in command-line order because buffer 1.19 checks -m
   // against the -s and -b seen before it.
   for (const auto& kv : parsed.arguments()) {
@@ -122,8 +122,11 @@ Options parse_options(int argc, char** argv) {
       o.seek_every_gib = true;
     } else if (key == "d") {
       ++o.debug;
-    } else if (key == "s") {
-      std::uint64_t s = size_arg(value, "-s");
+    } else if (key == "s" || key == "z") {
+      // -z is -s at its place in the line (a later -s wins, and -m checks
+      // against it), plus reports every block of whatever size is final.
+      std::uint64_t s = size_arg(value, key == "s" ? "-s" : "-z");
+      if (key == "z") report_block_size = true;
       if (s == 0 || s > (std::uint64_t{1} << 31))
         fail_exact("blocksize " + std::to_string(s) + " out of range");
       o.block_size = static_cast<std::size_t>(s);
@@ -149,8 +152,6 @@ Options parse_options(int argc, char** argv) {
       o.report_every = size_arg(value, "-S");
       if (o.report_every == 0) o.report_every = 10240;
       o.report_requested = true;
-    } else if (key == "z") {
-      combined = size_arg(value, "-z");
     } else if (key == "i") {
       if (!o.input.empty()) fail_exact("buffer: -i given twice");
       o.input = value;
@@ -186,11 +187,8 @@ Options parse_options(int argc, char** argv) {
   }
   if (!parsed.unmatched().empty()) fail_exact("too many arguments");
 
-  if (combined) {
-    if (*combined == 0 || *combined > (std::uint64_t{1} << 31))
-      fail_exact("blocksize " + std::to_string(*combined) + " out of range");
-    o.block_size = static_cast<std::size_t>(*combined);
-    o.report_every = *combined;
+  if (report_block_size) {
+    o.report_every = o.block_size;
     o.report_requested = true;
   }
   if (!blocks_given) {

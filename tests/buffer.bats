@@ -315,6 +315,25 @@ wait_buffer() {
   assert_equal "$(sha "$BATS_TEST_TMPDIR/out")" "$(sha "$BATS_TEST_TMPDIR/sent")"
 }
 
+@test "buffer: after a signal, -t prints no final record and no Kilobytes Out line, as 1.19" {
+  tapekit_only
+  start_draining_buffer -t -S 10k
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  run cat "$BATS_TEST_TMPDIR/err"
+  refute_output --partial "Kilobytes Out"
+  refute_output --partial $'\n'
+}
+
+@test "buffer: after a read error, -t prints what 1.19 prints: the error alone" {
+  tapekit_only  # compares with 1.19 itself, which sometimes adds a semaphore race line
+  run --separate-stderr "$BUFFER" -i . -t -S 1k
+  assert_equal "$status" 254
+  assert_equal "$stderr" "$(/usr/bin/buffer -i . -t -S 1k 2>&1 >/dev/null)"
+  assert_equal "$stderr" "buffer (reader): failed to read input: Is a directory"
+}
+
 @test "buffer: a second SIGTERM abandons the queue and exits 254" {
   tapekit_only
   start_draining_buffer

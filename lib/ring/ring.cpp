@@ -32,6 +32,7 @@ struct Ring::Shared {
   std::atomic<std::uint64_t> consumer_wants{0};
   std::atomic<std::uint64_t> producer_wants{0};
   std::atomic<bool> input_done{false};
+  std::atomic<bool> input_failed{false};
   std::atomic<bool> abort{false};
   std::atomic<bool> consumer_started{false};
   std::atomic<bool> consumer_ready{false};
@@ -138,8 +139,9 @@ void Ring::publish(std::size_t bytes) noexcept {
   if (wants != 0 && produced + 1 >= wants) futex_wake(s.produced_word);
 }
 
-void Ring::finish_input() noexcept {
+void Ring::finish_input(bool cleanly) noexcept {
   Shared& s = *shared_;
+  if (!cleanly) s.input_failed.store(true, std::memory_order_seq_cst);
   s.input_done.store(true, std::memory_order_seq_cst);
   s.produced_word.fetch_add(1, std::memory_order_seq_cst);
   if (s.consumer_wants.load(std::memory_order_seq_cst) != 0) futex_wake(s.produced_word);
@@ -211,6 +213,7 @@ bool Ring::consumer_ready() const noexcept { return shared_->consumer_ready.load
 void Ring::set_consumer_reported() noexcept { shared_->consumer_reported.store(true); }
 bool Ring::consumer_reported() const noexcept { return shared_->consumer_reported.load(); }
 bool Ring::input_finished() const noexcept { return shared_->input_done.load(); }
+bool Ring::input_failed() const noexcept { return shared_->input_failed.load(); }
 
 RingStats Ring::stats() const noexcept {
   const Shared& s = *shared_;

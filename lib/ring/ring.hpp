@@ -44,8 +44,9 @@ class Ring {
   std::span<std::byte> next_free_block() noexcept;
   // Publishes the block filled by the producer with `bytes` bytes.
   void publish(std::size_t bytes) noexcept;
-  // No more blocks will be published.
-  void finish_input() noexcept;
+  // No more blocks will be published; `cleanly` false when the input ended
+  // in an error or a signal rather than at its end.
+  void finish_input(bool cleanly = true) noexcept;
 
   // Consumer: waits until `count` blocks are filled (fewer at end of input:
   // then `finished` when none is left). The blocks stay owned by the consumer
@@ -66,6 +67,8 @@ class Ring {
   void set_consumer_reported() noexcept;
   bool consumer_reported() const noexcept;
   bool input_finished() const noexcept;
+  // The input ended in an error or a signal (finish_input(false)).
+  bool input_failed() const noexcept;
 
   RingStats stats() const noexcept;
 

@@ -196,7 +196,9 @@ class Writer {
       }
     }
     close_output();
-    legacy_.finish(written_);
+    // 1.19 prints the final record and -t's line at a clean end only: after
+    // a read error or a signal the last record stays as it was (§1.6).
+    if (!ring_.input_failed() && !g_signals) legacy_.finish(written_);
     if (options_.debug) print_stderr("\tW: Exiting writer\n");
     return kExitOk;
   }
@@ -476,7 +478,7 @@ class Reader {
       ring_.request_abort();
       return finish_writer(kExitRuntime);
     }
-    ring_.finish_input();
+    ring_.finish_input(read_error.empty() && !g_signals && !g_stop_input);
     if (options_.debug) print_stderr("R: Exiting reader\n");
     int status = finish_writer(g_signals || g_stop_input ? kExitRuntime : kExitOk);
     if (!read_error.empty()) {

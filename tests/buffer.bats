@@ -586,7 +586,7 @@ tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' 
   assert_equal "$(sha out)" "$(sha in)"
 }
 
-@test "buffer: a name with a colon is remote, and the failure says so; --force-local makes it local" {
+@test "buffer: a new name with a colon is remote, and the failure says so; --force-local or an existing file makes it local" {
   tapekit_only
   cd "$BATS_TEST_TMPDIR"
   run --separate-stderr bash -c 'echo hi | RSH=/bin/false "$0" -o dump-10:00.tar' "$BUFFER"
@@ -595,6 +595,13 @@ tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' 
   run bash -c 'echo hi | "$0" --force-local -o dump-10:00.tar' "$BUFFER"
   assert_success
   assert_equal "$(cat dump-10:00.tar)" hi
+  # Once the file exists it is the local file, as it always was for 1.19.
+  run bash -c 'RSH=/bin/false "$0" -i dump-10:00.tar' "$BUFFER"
+  assert_success
+  assert_output hi
+  run bash -c 'echo again | RSH=/bin/false "$0" -o dump-10:00.tar' "$BUFFER"
+  assert_success
+  assert_equal "$(cat dump-10:00.tar)" again
 }
 
 @test "buffer: -o and -i host:path reach a remote virtual tape through rmt" {

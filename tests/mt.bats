@@ -850,6 +850,14 @@ tapehost -l op /usr/sbin/rmt"
   assert_output --partial '"compression":true}'
 }
 
+@test "mt: a device name with a colon that exists here is the local device, as for mt-st" {
+  ln -s /dev/zero tape:0
+  fake_same=$(fake "$MT" -f /dev/zero status)
+  RSH=/bin/false fake run --separate-stderr "$MT" -f tape:0 status
+  assert_success
+  assert_equal "$output" "$fake_same"
+}
+
 @test "mt: stshowoptions on a remote name says the options are only readable on the tape host" {
   make_tape
   run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "h:$PWD/t.tap" stshowoptions

@@ -19,6 +19,11 @@ bool is_remote_name(const std::string& name) {
   return name.find('/') > colon;
 }
 
+bool opens_remote(const std::string& name, const OpenOptions& options) {
+  struct stat st {};
+  return !options.force_local && is_remote_name(name) && ::lstat(name.c_str(), &st) != 0;
+}
+
 std::unique_ptr<Tape> tape_from_fd(int fd, std::string name) {
   struct stat st {};
   if (::fstat(fd, &st) == -1) throw_errno("stat " + name);
@@ -29,8 +34,7 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
   if (name == "-")
     return tape_from_fd((flags & O_ACCMODE) == O_RDONLY ? 0 : 1,
                         (flags & O_ACCMODE) == O_RDONLY ? "standard input" : "standard output");
-  if (!options.force_local && is_remote_name(name))
-    return std::make_unique<RemoteTape>(name, flags, options);
+  if (opens_remote(name, options)) return std::make_unique<RemoteTape>(name, flags, options);
   if (struct stat st {}; name.ends_with(".tap") && (::stat(name.c_str(), &st) != 0 || S_ISREG(st.st_mode)))
     return open_simh_tape(name, flags, options);
   if (struct stat st {}; ::stat(name.c_str(), &st) == 0 && S_ISCHR(st.st_mode))

@@ -114,7 +114,9 @@ std::string strerror_text(int err) { return std::strerror(err); }
 // saw (how the remote shell ended), and by the way out for a local file
 // whose name has a colon (backup-10:00.tar), an easy mistake to make.
 std::string remote_detail(const std::string& name, const Error& e, const Options& o) {
-  if (o.force_local || !is_remote_name(name)) return "";
+  OpenOptions how;
+  how.force_local = o.force_local;
+  if (!opens_remote(name, how)) return "";
   return std::string("buffer: ") + e.what() + " (--force-local makes " + name +
          " a local file)\n";
 }

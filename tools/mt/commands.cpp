@@ -259,7 +259,7 @@ int do_show_options(Session& s, const Command&, const Args&) {
     // mt-st tests the S_IFCHR bit alone; remote and image tapes have no node.
     // A remote drive's options live in the other host's sysfs, which the rmt
     // protocol cannot read: say so rather than blame the name.
-    if (!s.inv.open_options.force_local && tk::is_remote_name(s.inv.device))
+    if (tk::opens_remote(s.inv.device, s.inv.open_options))
       s.diagnostics += "mt: " + s.inv.device +
                        " is a remote device; stshowoptions reads the st driver's options from "
                        "this host's sysfs (run it on the tape host).\n";
@@ -417,7 +417,7 @@ int run_command(const Invocation& inv) {
       // mt-st's perror(device) line; a remote open that failed for more than
       // the errno says (the remote shell ended, the link broke) keeps why.
       bool said_more = e.context() != "open " + inv.device;
-      std::string text = said_more && !inv.open_options.force_local && tk::is_remote_name(inv.device)
+      std::string text = said_more && tk::opens_remote(inv.device, inv.open_options)
                              ? "mt: " + std::string(e.what()) + "\n"
                              : perror_text(inv.device, e.errnum());
       throw tk::ExactExit(static_cast<int>(Exit::usage), text);

@@ -477,6 +477,9 @@ wait_buffer() {
 -h|buffer: invalid option -- 'h'
 -s|buffer: option requires an argument -- 's'
 -s 0|blocksize 0 out of range
+-s -5|blocksize -5 out of range
+-z -1|blocksize -1 out of range
+-?|buffer: invalid option -- '?'
 -b 0|blocks 0 out of range
 -p 101|percent 101 out of range
 -m 1k|max_shmem 1024 too low
@@ -487,6 +490,14 @@ extra|too many arguments
 -o /nonexistent/x|buffer: cannot open output file: No such file or directory
 -i /dev/null -i /dev/null|buffer: -i given twice
 EOF
+}
+
+@test "buffer: sizes read as 1.19 reads them: leading blanks skipped, -S at or below 0 means 10k" {
+  diff <(/usr/bin/buffer -s ' 4k' -S -5 -t <"$SMALL" 2>&1 >/dev/null | mask_rates) \
+       <("$BUFFER" -s ' 4k' -S -5 -t <"$SMALL" 2>&1 >/dev/null | mask_rates) ||
+    fail "reports differ"
+  run bash -c "\"\$0\" -s ' 4k' -S -5 <\"\$1\" 2>/dev/null | sha256sum | cut -d' ' -f1" "$BUFFER" "$SMALL"
+  assert_output "$(sha "$SMALL")"
 }
 
 @test "buffer: a closed stdin or stdout exits 255 with buffer 1.19's message" {

@@ -286,6 +286,16 @@ check_size() {
   assert_equal "${stderr_lines[0]}" "reblock: unexpected operand 'extra'"
 }
 
+@test "reblock: a second -i or -o exits 2 instead of silently replacing the first" {
+  run --separate-stderr "$REBLOCK" -i a -i b
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: -i given twice"
+  run --separate-stderr "$REBLOCK" -o a -o b </dev/null
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: -o given twice"
+  assert_file_not_exists a
+}
+
 @test "reblock: -h prints the usage on stdout and exits 0" {
   run --separate-stderr "$REBLOCK" -h
   assert_success

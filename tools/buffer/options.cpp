@@ -48,6 +48,14 @@ namespace {
   if (dynamic_cast<const cxxopts::exceptions::no_such_option*>(&e))
     throw UsageError(name.size() == 1 ? "invalid option " + dashed
                                       : "unrecognized option " + dashed);
+  if (dynamic_cast<const cxxopts::exceptions::invalid_option_syntax*>(&e)) {
+    // "-?" and the like: to getopt, an unknown option letter.
+    std::string letters = name.substr(name.find_first_not_of('-') == std::string::npos
+                                          ? name.size()
+                                          : name.find_first_not_of('-'));
+    throw UsageError(letters.empty() ? "invalid option -- '" + name + "'"
+                                     : "invalid option -- '" + letters.substr(0, 1) + "'");
+  }
   if (dynamic_cast<const cxxopts::exceptions::missing_argument*>(&e) ||
       dynamic_cast<const cxxopts::exceptions::option_requires_argument*>(&e))
     throw UsageError(name.size() == 1 ? "option requires an argument " + dashed
@@ -55,10 +63,17 @@ namespace {
   throw UsageError(e.what());
 }
 
-// A malformed value is reported on one line, without the usage text.
-std::uint64_t size_arg(const std::string& text, const char* option) {
+// A malformed value is reported on one line, without the usage text. As in
+// 1.19 (sscanf), leading blanks are skipped and a minus sign is read, so that
+// a negative size meets 1.19's own range message.
+std::int64_t size_arg(const std::string& text, const char* option) {
+  std::size_t start = text.find_first_not_of(" \t");
+  std::string digits = start == std::string::npos ? text : text.substr(start);
+  bool negative = !digits.empty() && digits.front() == '-';
+  if (negative) digits.erase(0, 1);
   try {
-    return parse_size(text, option);
+    auto magnitude = static_cast<std::int64_t>(parse_size(digits, option, std::uint64_t{1} << 40));
+    return negative ? -magnitude : magnitude;
   } catch (const UsageError& e) {
     fail_exact(std::string("buffer: ") + e.what());
   }
@@ -125,9 +140,9 @@ Options parse_options(int argc, char** argv) {
     } else if (key == "s" || key == "z") {
       // -z is -s at its place in the line (a later -s wins, and -m checks
       // against it), plus reports every block of whatever size is final.
-      std::uint64_t s = size_arg(value, key == "s" ? "-s" : "-z");
+      std::int64_t s = size_arg(value, key == "s" ? "-s" : "-z");
       if (key == "z") report_block_size = true;
-      if (s == 0 || s > (std::uint64_t{1} << 31))
+      if (s <= 0 || s > (std::int64_t{1} << 31))
         fail_exact("blocksize " + std::to_string(s) + " out of range");
       o.block_size = static_cast<std::size_t>(s);
     } else if (key == "b") {
@@ -137,9 +152,11 @@ Options parse_options(int argc, char** argv) {
       o.blocks = static_cast<std::size_t>(b);
       blocks_given = true;
     } else if (key == "m") {
-      o.max_shmem = size_arg(value, "-m");
+      std::int64_t m = size_arg(value, "-m");
       std::uint64_t needed = kLegacyQueueHeader + o.block_size * (blocks_given ? o.blocks : 1);
-      if (o.max_shmem < needed) fail_exact("max_shmem " + std::to_string(o.max_shmem) + " too low");
+      if (m < 0 || static_cast<std::uint64_t>(m) < needed)
+        fail_exact("max_shmem " + std::to_string(m) + " too low");
+      o.max_shmem = static_cast<std::uint64_t>(m);
     } else if (key == "p") {
       std::int64_t p = count_arg(value, "-p");
       if (p < 0 || p > 100) fail_exact("percent " + std::to_string(p) + " out of range");
@@ -149,8 +166,8 @@ Options parse_options(int argc, char** argv) {
       if (pause < 0) fail_exact("buffer: invalid -u '" + value + "': negative");
       o.pause_us = static_cast<std::uint64_t>(pause);
     } else if (key == "S") {
-      o.report_every = size_arg(value, "-S");
-      if (o.report_every == 0) o.report_every = 10240;
+      std::int64_t every = size_arg(value, "-S");
+      o.report_every = every <= 0 ? 10240 : static_cast<std::uint64_t>(every);  // as 1.19
       o.report_requested = true;
     } else if (key == "i") {
       if (!o.input.empty()) fail_exact("buffer: -i given twice");

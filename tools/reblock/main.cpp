@@ -66,6 +66,9 @@ Options parse_options(int argc, char** argv, bool& help) {
     options.records = result.count("r") > 0;
     options.totals = result.count("t") > 0;
     options.force_local = result.count("force-local") > 0;
+    // A second -i or -o is a slip (which one was meant?), not an override.
+    for (const char* name : {"i", "o"})
+      if (result.count(name) > 1) throw tk::UsageError(std::string("-") + name + " given twice");
     options.input = result["i"].as<std::string>();
     options.output = result["o"].as<std::string>();
     // 1 GiB bounds the buffers reblock allocates for one record.

@@ -705,6 +705,36 @@ EIO"
   assert_equal "$(status_line d.tap 3)" "Tape block size 0 bytes. Density code 0x44 (LTO-3)."
 }
 
+@test "mt: a virtual tape's default compression comes back at load, and a write from BOT keeps one set since" {
+  "$MT" -f d.tap vt-create 0
+  "$MT" -f d.tap defcompression 1
+  "$MT" -f d.tap compression 0
+  "$MT" -f d.tap offline
+  "$MT" -f d.tap load
+  run "$MT" -f d.tap --json status
+  assert_output --partial '"compression":true}'
+  # Set after the load: a write from BOT keeps it.
+  "$MT" -f d.tap compression 0
+  tapectl d.tap write 10
+  run "$MT" -f d.tap --json status
+  assert_output --partial '"compression":false}'
+  # A new default applies at once and at every later load.
+  "$MT" -f d.tap offline
+  "$MT" -f d.tap load
+  "$MT" -f d.tap defcompression 0
+  "$MT" -f d.tap offline
+  "$MT" -f d.tap load
+  run "$MT" -f d.tap --json status
+  assert_output --partial '"compression":false}'
+  # defcompression -1 forgets the default: a load leaves compression alone.
+  "$MT" -f d.tap defcompression -1
+  "$MT" -f d.tap compression 1
+  "$MT" -f d.tap offline
+  "$MT" -f d.tap load
+  run "$MT" -f d.tap --json status
+  assert_output --partial '"compression":true}'
+}
+
 @test "mt: setblk and setdensity on a virtual tape show in status" {
   "$MT" -f s.tap vt-create 0
   "$MT" -f s.tap setblk 512

@@ -923,3 +923,28 @@ EOF2
   run "$REBLOCK" -s 256k -i "$PWD/t.tap" -o got
   assert_equal "$(stat -c %s got)" 2097152
 }
+
+@test "tape: after a write and close, a read on reopening gets 0 past the closing filemark, then EIO" {
+  # st_flush leaves ST_FM behind the mark it wrote; the no-rewind node keeps it.
+  tapectl q.tap write 10
+  run tapectl q.tap read 2
+  assert_output - <<'EOF2'
+0
+EIO
+EOF2
+}
+
+@test "tape: verify waits its turn: a held image is EBUSY, not damaged" {
+  on_disk
+  tapectl t.tap write 600000 600000 : hold ready 2 3>&- &
+  holder=$!
+  for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
+  run --separate-stderr "$MT" -f t.tap verify
+  assert_equal "$status" 1
+  assert_equal "$stderr" "t.tap: Device or resource busy"
+  # The writer closes after its 2 s hold, flushing its buffer.
+  wait "$holder"
+  holder=
+  run "$MT" -f t.tap verify
+  assert_success
+}

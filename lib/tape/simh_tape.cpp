@@ -61,6 +61,10 @@ struct DriveState {
   std::uint32_t block_size = 0;  // 0 = variable
   std::uint32_t density = 0;
   bool compression = false;
+  // mt defcompression: -1 none, else 0/1, applied at load and when writing
+  // starts at BOT unless compression was set since the load (st.rst).
+  int default_compression = -1;
+  bool compression_set = false;
   bool write_protect = false;
   bool online = true;
   bool locked = false;
@@ -105,6 +109,9 @@ DriveState parse_state(std::string_view text, const std::string& path) {
     else if (key == "density") ok = parse_number(value, s.density);
     else if (key == "capacity") ok = parse_number(value, s.capacity);
     else if (key == "compression") flag(s.compression);
+    else if (key == "default-compression") ok = parse_number(value, s.default_compression) &&
+                                                s.default_compression >= -1 && s.default_compression <= 1;
+    else if (key == "compression-set") flag(s.compression_set);
     else if (key == "write-protect") flag(s.write_protect);
     else if (key == "online") flag(s.online);
     else if (key == "locked") flag(s.locked);
@@ -137,6 +144,8 @@ std::string format_state(const DriveState& s) {
   add("block-size", std::to_string(s.block_size));
   add("density", std::to_string(s.density));
   add("compression", s.compression ? "1" : "0");
+  add("default-compression", std::to_string(s.default_compression));
+  add("compression-set", s.compression_set ? "1" : "0");
   add("write-protect", s.write_protect ? "1" : "0");
   add("online", s.online ? "1" : "0");
   add("locked", s.locked ? "1" : "0");
@@ -246,6 +255,7 @@ class SimhTape final : public Tape {
     }
     if (state_.eof == EofState::overflow) throw Error(EIO, "write " + name(), 0);
     request_start_ = here();
+    if (!last_write_ && state_.offset == 0 && !state_.compression_set) apply_default_compression();
     if (!last_write_) truncate_here();
     last_write_ = true;
     if (b == 0) {
@@ -348,7 +358,12 @@ class SimhTape final : public Tape {
     if (!fd_.valid()) return;
     try {
       request_start_ = here();
-      if (last_write_ && state_.online) write_filemarks(1);
+      if (last_write_ && state_.online) {
+        write_filemarks(1);
+        // st_flush leaves the drive just past the mark it wrote (ST_FM), so
+        // a read after reopening gets 0 there, then EIO at the end of data.
+        state_.eof = EofState::filemark;
+      }
       flush_staged();
     } catch (const Error&) {
       release_reserve();
@@ -389,6 +404,10 @@ class SimhTape final : public Tape {
       case MtOp::compression: return true;
       default: return false;
     }
+  }
+
+  void apply_default_compression() noexcept {
+    if (state_.default_compression >= 0) state_.compression = state_.default_compression == 1;
   }
 
   bool past_early_warning() const {
@@ -1001,6 +1020,8 @@ class SimhTape final : public Tape {
       case MtOp::load:
         state_.rewind();  // a newly loaded cartridge is at BOT
         state_.online = true;
+        state_.compression_set = false;
+        apply_default_compression();
         return;
       case MtOp::nop: return;
       case MtOp::eom: end_of_data(what); return;
@@ -1015,7 +1036,10 @@ class SimhTape final : public Tape {
         state_.block_size = static_cast<std::uint32_t>(n);
         return;
       case MtOp::setdensity: state_.density = static_cast<std::uint32_t>(count) & 0xFFu; return;
-      case MtOp::compression: state_.compression = (count & 1) != 0; return;
+      case MtOp::compression:
+        state_.compression = (count & 1) != 0;
+        state_.compression_set = true;
+        return;
       case MtOp::setdrvbuffer: {
         // Driver options mean nothing to an image; st only rejects an unknown
         // sub-command (§2.3). The default compression and density are applied
@@ -1023,8 +1047,12 @@ class SimhTape final : public Tape {
         auto word = static_cast<unsigned>(count);
         if ((word >> 28) > 8) throw Error(EIO, what);
         unsigned value = word & 0xFFFFFu;
-        if ((word & 0xFFF00000u) == 0x60200000u && value != 0xFFFFFu && (value & 0xFFu) != 0xFFu)
+        if ((word & 0xFFF00000u) == 0x60200000u && value == 0xFFFFFu)
+          state_.default_compression = -1;  // defcompression -1: no default any more
+        if ((word & 0xFFF00000u) == 0x60200000u && value != 0xFFFFFu && (value & 0xFFu) != 0xFFu) {
+          state_.default_compression = static_cast<int>(value & 1u);
           state_.compression = (value & 1u) != 0;
+        }
         if ((word & 0xFFF00000u) == 0x60100000u && value != 0xFFFFFu)
           state_.density = value & 0xFFu;
         return;
@@ -1126,6 +1154,9 @@ void set_virtual_tape_protect(const std::string& path, bool on) {
 
 std::optional<SimhDefect> validate_simh_image(const std::string& path) {
   Fd fd = open_file(path, O_RDONLY);
+  // A writer's image may end inside a record still in its buffer: wait
+  // until it lets go, as every other opener must.
+  lock_image(fd.get(), path);
   simh::ImageReader image(fd.get(), file_size(fd.get(), path));
   std::uint64_t pos = 0;
   std::uint64_t objects = 0;

@@ -887,8 +887,10 @@ EOF2
   run "$MT" -f t.tap verify
   assert_failure
   assert_output --partial "offset 600008"
-  run "$MT" -f t.tap eod
+  run --separate-stderr "$MT" -f t.tap eod
   assert_failure
+  assert_equal "${stderr_lines[0]}" "t.tap: Input/output error"
+  assert_equal "${stderr_lines[1]}" "mt: t.tap: record of 600000 bytes cut short by the end of the image at offset 600008 (mt verify shows the first damage)"
   run tapectl t.tap write 100
   assert_success
   run simh_dump t.tap

@@ -29,12 +29,20 @@ inline std::string perror_text(const std::string& device, int errnum) {
 // reports device failures as perror(device) lines whose exit status and
 // follow-up hints depend on the step that failed, so the handlers need the
 // errno back rather than an exception; this is the one place mt does so.
+// The context of the last failure attempt() saw (for detail mt-st's
+// perror line has no room for).
+inline std::string& last_failure_context() {
+  static std::string context;
+  return context;
+}
+
 template <class Fn>
 int attempt(Fn&& fn) {
   try {
     fn();
     return 0;
   } catch (const tk::Error& e) {
+    last_failure_context() = e.context();
     return e.errnum();
   }
 }

@@ -950,3 +950,15 @@ EOF2
   run "$MT" -f t.tap verify
   assert_success
 }
+
+@test "tape: an image replaced behind the drive's back is a new cartridge at BOT" {
+  three_files
+  "$MT" -f t.tap fsf 2
+  at "file=2 block=0 EOF ONLINE IM_REP_EN"
+  # Another tape's bytes copied over the image (same inode, position still inside it).
+  tapectl o.tap write 400 500 600 700 >/dev/null
+  sleep 0.01
+  cat o.tap >t.tap
+  at "file=0 block=0 BOT ONLINE IM_REP_EN"
+  reads 2 "400 500"
+}

@@ -69,6 +69,9 @@ struct DriveState {
   bool online = true;
   bool locked = false;
   std::uint64_t capacity = 0;  // image bytes; 0 = unlimited
+  // The image's mtime (ns) when the drive last saved; -1 unknown. An image
+  // changed since (copied over, restored) is a new cartridge: back to BOT.
+  std::int64_t image_mtime_ns = -1;
 
   void rewind() noexcept {
     offset = 0;
@@ -108,6 +111,7 @@ DriveState parse_state(std::string_view text, const std::string& path) {
     else if (key == "block-size") ok = parse_number(value, s.block_size);
     else if (key == "density") ok = parse_number(value, s.density);
     else if (key == "capacity") ok = parse_number(value, s.capacity);
+    else if (key == "image-mtime") ok = parse_number(value, s.image_mtime_ns);
     else if (key == "compression") flag(s.compression);
     else if (key == "default-compression") ok = parse_number(value, s.default_compression) &&
                                                 s.default_compression >= -1 && s.default_compression <= 1;
@@ -150,6 +154,7 @@ std::string format_state(const DriveState& s) {
   add("online", s.online ? "1" : "0");
   add("locked", s.locked ? "1" : "0");
   add("capacity", std::to_string(s.capacity));
+  add("image-mtime", std::to_string(s.image_mtime_ns));
   return t;
 }
 
@@ -220,7 +225,9 @@ class SimhTape final : public Tape {
         stage_(reserve_ && keeps_reservations(fd_.get())),
         staged_(fd_.get(), path) {
     // The image changed behind the drive's back: start again from BOT.
-    if (state_.offset > size_) state_.rewind();
+    if (state_.offset > size_ ||
+        (state_.image_mtime_ns >= 0 && state_.image_mtime_ns != image_mtime()))
+      state_.rewind();
   }
 
   ~SimhTape() override {
@@ -414,7 +421,14 @@ class SimhTape final : public Tape {
     return state_.capacity != 0 && state_.offset >= state_.capacity - state_.capacity / 8;
   }
 
+  std::int64_t image_mtime() const noexcept {
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) == -1) return -1;
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+
   void save() {
+    state_.image_mtime_ns = image_mtime();
     try {
       save_state(state_path_, state_, create_mode_);
     } catch (const Error&) {
@@ -425,6 +439,7 @@ class SimhTape final : public Tape {
   }
 
   void save_quietly() noexcept {
+    state_.image_mtime_ns = image_mtime();
     try {
       save_state(state_path_, state_, create_mode_);
     } catch (const std::exception&) {

@@ -33,7 +33,8 @@ class FdSource final : public ByteSource {
   // limits), and once every 64 reads otherwise: a peer that pauses now and
   // then costs a watch or two, and one that answers more slowly than the
   // limit (tar over ssh, where ssh and sshd need the CPU we would burn)
-  // one watch in 64.
+  // one watch in 64. The watch yields the CPU between looks, so it only
+  // uses time no other process wants.
   void set_busy_poll(std::chrono::microseconds limit) noexcept { busy_poll_ = limit; }
   std::size_t read_some(std::span<std::byte> buf) override;
 

@@ -13,6 +13,10 @@ SANITIZE ?=
 WARNINGS := -Wall -Wextra -Wpedantic -Wshadow -Wundef -Wold-style-cast -Wconversion
 ALL_CXXFLAGS := -std=c++20 $(WARNINGS) $(if $(WERROR),-Werror) $(SANITIZE) $(CXXFLAGS) -MMD -MP
 LDLIBS := -pthread
+# The programs link the C++ runtime in: they start in about 1.0 ms instead of
+# 1.5 (no libstdc++/libgcc_s to load and relocate), which scripts that run mt
+# or rmt in a loop notice. Not under sanitizers, which bring their own.
+TOOL_LDFLAGS := $(if $(SANITIZE),,-static-libstdc++ -static-libgcc)
 
 # Debian packages, by what needs them. `make` installs what is missing (as root).
 PKGS_BUILD := g++ make libcxxopts-dev libboost-dev
@@ -68,7 +72,7 @@ define tool_rule
 $(1)_SRCS := $$(sort $$(wildcard tools/$(1)/*.cpp))
 $(BUILD)/bin/$(1): $$($(1)_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A)
 	@mkdir -p $$(@D)
-	$$(CXX) $$(ALL_CXXFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(CXX) $$(ALL_CXXFLAGS) $$(TOOL_LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 
@@ -128,7 +132,7 @@ lint:
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -s -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	for m in man/*.1; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/ || true; done
 	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/ || true; done
 

@@ -145,7 +145,8 @@ class Session {
     }
     // Everything the session log needs is acquired now, before narrow().
     user_ = "uid " + std::to_string(::getuid());
-    if (const passwd* pw = ::getpwuid(::getuid())) user_ = pw->pw_name;
+    if (options.log != "none")  // the name service costs a start-up for nothing
+      if (const passwd* pw = ::getpwuid(::getuid())) user_ = pw->pw_name;
     if (options.log == "syslog")
       ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
     else if (options.log != "none")

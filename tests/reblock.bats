@@ -504,6 +504,25 @@ check_size() {
 $(grep '^3 bytes copied' err.txt)"
 }
 
+@test "reblock: SIGTERM with a remote output still finishes the request in flight and counts it" {
+  mkfifo in.fifo
+  exec 7<>in.fifo
+  printf abc >&7
+  # The stop must not abandon the W already sent (its reply would be left
+  # in the pipe): the record, its reply and the closing request all complete.
+  RSH="$BATS_TEST_DIRNAME/rsh-standin" "$REBLOCK" -t -o "localhost:$PWD/out.bin" <in.fifo 2>err.txt 3>&- 7>&- &
+  local pid=$! status=0
+  wait_reading_stdin "$pid"
+  kill -TERM "$pid"
+  wait "$pid" || status=$?
+  exec 7>&-
+  assert_equal "$status" 143
+  assert_equal "$(cat out.bin)" abc
+  run cat err.txt
+  assert_line "0+1 records out"
+  refute_output --partial "Interrupted"
+}
+
 @test "reblock: -t and the output match GNU dd bs=N iflag=fullblock (conv=sync for -B)" {
   local row size total pad
   for row in "10240 100000 -" "10240 100000 B" "512 1 -" "512 1 B" "1048576 5000000 -" "4096 8192 B" "1000 999 -"; do

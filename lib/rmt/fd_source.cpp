@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <poll.h>
 #include <sched.h>
 
@@ -21,13 +22,13 @@ std::chrono::microseconds default_busy_poll() noexcept {
 bool FdSource::watch_for_input(Clock::time_point start) {
   const auto deadline = start + busy_poll_;
   do {
-    // A stop requested now must end the wait, as it would have interrupted
-    // the sleep that watching replaces.
-    if (stop_requested()) throw Interrupted("read " + name_);
+    // A stop requested now must end a server's wait, as it would have
+    // interrupted the sleep that watching replaces.
+    if (stop_ends_wait_ && stop_requested()) throw Interrupted("read " + name_);
     pollfd pfd{fd_, POLLIN, 0};
-    int n = retry_eintr([&] { return ::poll(&pfd, 1, 0); });
+    int n = ::poll(&pfd, 1, 0);
     if (n > 0) return true;  // data, or the peer hung up: read says which
-    if (n == -1) throw_syscall_error("poll " + name_);
+    if (n == -1 && errno != EINTR) throw_errno("poll " + name_);
     // Watching must not take the CPU from anyone who could use it (the peer
     // itself, or a compressor beside it): without this, one more runnable
     // process made small records half again as slow as sleeping would.
@@ -42,6 +43,42 @@ void FdSource::note_wait(Clock::time_point start) noexcept {
   typical_wait_ = (3 * typical_wait_ + waited) / 4;
 }
 
+void FdSource::wait_for_input() {
+  std::optional<Clock::time_point> give_up;  // a client's grace after a stop
+  for (;;) {
+    const bool stopping = stop_requested();
+    if (stopping && stop_ends_wait_) throw Interrupted("read " + name_);
+    int wait_ms = timeout_ms_;
+    if (stopping) {
+      if (!give_up) give_up = Clock::now() + stop_grace;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*give_up - Clock::now());
+      int left_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+      wait_ms = wait_ms < 0 ? left_ms : std::min(wait_ms, left_ms);
+    }
+    pollfd pfd{fd_, POLLIN, 0};
+    int n = ::poll(&pfd, 1, wait_ms);
+    if (n > 0) return;
+    if (n == 0 && stopping)
+      throw Interrupted("read " + name_ + " (no reply within " +
+                        std::to_string(stop_grace.count()) + " s of the stop request)");
+    if (n == 0) throw Error(ETIMEDOUT, "read " + name_);
+    if (errno != EINTR) throw_errno("poll " + name_);
+  }
+}
+
+std::size_t FdSource::read_ready(std::span<std::byte> buf) {
+  for (;;) {
+    ssize_t n = ::read(fd_, buf.data(), buf.size());
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EINTR) continue;  // the data is there; the signal takes nothing from it
+    if (errno == EAGAIN) {
+      wait_for_input();
+      continue;
+    }
+    throw_errno("read " + name_);
+  }
+}
+
 std::size_t FdSource::read_some(std::span<std::byte> buf) {
   const bool polling = busy_poll_.count() > 0;
   const auto start = polling ? Clock::now() : Clock::time_point{};
@@ -51,19 +88,13 @@ std::size_t FdSource::read_some(std::span<std::byte> buf) {
   if (polling && (typical_wait_ <= busy_poll_ || retry)) {
     reads_since_watch_ = 0;
     if (watch_for_input(start)) {
-      std::size_t n = read_record(fd_, buf, name_);
+      std::size_t n = read_ready(buf);
       note_wait(start);
       return n;
     }
   }
-  if (stop_requested()) throw Interrupted("read " + name_);
-  if (timeout_ms_ >= 0) {
-    pollfd pfd{fd_, POLLIN, 0};
-    int n = retry_eintr([&] { return ::poll(&pfd, 1, timeout_ms_); });
-    if (n == -1) throw_syscall_error("poll " + name_);
-    if (n == 0) throw Error(ETIMEDOUT, "read " + name_);
-  }
-  std::size_t n = read_record(fd_, buf, name_);
+  wait_for_input();
+  std::size_t n = read_ready(buf);
   if (polling) note_wait(start);
   return n;
 }

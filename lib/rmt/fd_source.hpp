@@ -36,6 +36,13 @@ class FdSource final : public ByteSource {
   // one watch in 64. The watch yields the CPU between looks, so it only
   // uses time no other process wants.
   void set_busy_poll(std::chrono::microseconds limit) noexcept { busy_poll_ = limit; }
+  // Whether a stop request (request_stop, from a signal) ends a wait for
+  // input with Interrupted. A server's wait is for the next request, so yes.
+  // A client's is for the reply to a request already sent: giving up would
+  // leave the reply in the pipe to be taken for the next one's, so a client
+  // keeps waiting, for up to stop_grace after the stop, then gives up.
+  void set_stop_ends_wait(bool yes) noexcept { stop_ends_wait_ = yes; }
+  static constexpr std::chrono::seconds stop_grace{10};
   std::size_t read_some(std::span<std::byte> buf) override;
 
  private:
@@ -44,10 +51,15 @@ class FdSource final : public ByteSource {
   bool watch_for_input(Clock::time_point start);
   // Adds the wait that ended now to the running average.
   void note_wait(Clock::time_point start) noexcept;
+  // Waits (timeouts, stop requests as above) until a read will not block.
+  void wait_for_input();
+  // Reads what is there; a signal does not lose it.
+  std::size_t read_ready(std::span<std::byte> buf);
 
   int fd_;
   std::string name_;
   int timeout_ms_ = -1;
+  bool stop_ends_wait_ = false;
   std::chrono::microseconds busy_poll_{0};
   static constexpr int recheck_every = 64;     // reads between watches while waits are long
   std::chrono::microseconds typical_wait_{0};  // running average of waits

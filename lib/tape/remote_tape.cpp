@@ -207,6 +207,10 @@ rmt::Reply RemoteTape::receive(const std::string& action) {
     lose_connection(action, e.kind() == rmt::ProtocolError::Kind::truncated
                                 ? std::string("connection lost")
                                 : std::string("protocol error: ") + e.what());
+  } catch (const Interrupted&) {
+    // The reply may still come: a retried request would take it for its own.
+    broken_ = true;
+    throw;
   }
 }
 

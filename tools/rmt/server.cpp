@@ -140,6 +140,7 @@ class Session {
         peer_(describe_peer(in_fd)) {
     limits_.drain = std::max<std::size_t>(limits_.drain, 64 * 1024);
     source_.set_busy_poll(options.busy_poll);
+    source_.set_stop_ends_wait(true);  // a signal ends the session between requests
     if (!options.debug_log.empty()) {
       debug_ = open_file(options.debug_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     }

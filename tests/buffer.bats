@@ -614,6 +614,12 @@ tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' 
   run bash -c 'echo again | RSH=/bin/false "$0" -o dump-10:00.tar' "$BUFFER"
   assert_success
   assert_equal "$(cat dump-10:00.tar)" again
+  # A name with a "/" stays remote: a "tapehost:" link here must not take
+  # over tapehost:/etc/hostname.
+  ln -s / tapehost:
+  run bash -c 'RSH=/bin/false "$0" -i tapehost:/etc/hostname' "$BUFFER"
+  assert_equal "$status" 255
+  refute_output "$(cat /etc/hostname)"
 }
 
 @test "buffer: -o and -i host:path reach a remote virtual tape through rmt" {

@@ -888,6 +888,15 @@ tapehost -l op /usr/sbin/rmt"
   assert_equal "$output" "$fake_same"
 }
 
+@test "mt: the virtual-tape commands take an existing local image whose name has a colon" {
+  "$MT" -f a:b.tap vt-create 0 2>/dev/null && fail "a new a:b.tap is a remote name"
+  touch a:b.tap
+  run "$MT" -f a:b.tap vt-create 1m
+  assert_success
+  run "$MT" -f a:b.tap verify
+  assert_success
+}
+
 @test "mt: stshowoptions on a remote name says the options are only readable on the tape host" {
   make_tape
   run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f "h:$PWD/t.tap" stshowoptions
@@ -915,6 +924,20 @@ EOF2
   run cat calls.log
   refute_output --partial "op=24"
   refute_output --partial "MTIOCPOS"
+}
+
+@test "mt: tell through tapekit's rmt asks the drive MTIOCPOS alone, as mt-st's tell does locally" {
+  cat >our-server <<EOF2
+#!/bin/sh
+LD_PRELOAD=$FAKE_ST FAKE_ST_LOG=$BATS_TEST_TMPDIR/calls.log FAKE_ST_POS=1234 exec $TK_BIN/rmt --log none
+EOF2
+  chmod +x our-server
+  RSH_STANDIN_SERVER=$PWD/our-server run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f h:/dev/zero tell
+  assert_success
+  assert_output "At block 1234."
+  run cat calls.log
+  assert_line "MTIOCPOS"
+  refute_line "MTIOCGET"
 }
 
 @test "mt: tell on a plain file served remotely fails as mt-st's does on a file" {

@@ -137,6 +137,10 @@ std::optional<int> linux_op_from_extended(std::int64_t wire);
 // same number, other v1 servers refuse it (EINVAL) without side effects.
 // Clients ask it before a request whose meaning differs between servers.
 inline constexpr std::int64_t tapekit_identify_op = 29803;  // "tk"
+// Asked of tapekit's rmt only: the tape's logical block address (MTIOCPOS),
+// failing with ENOTTY on a file, as mt-st's tell does. Dump's QFA request
+// (L with whence 10) answers a file's offset instead, for restore.
+inline constexpr std::int64_t tapekit_position_op = 29804;
 std::optional<int> extended_op_from_linux(int linux_op);
 
 // Linux x86-64 struct mtget, the S reply payload (§8.1).

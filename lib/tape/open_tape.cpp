@@ -20,8 +20,12 @@ bool is_remote_name(const std::string& name) {
 }
 
 bool opens_remote(const std::string& name, const OpenOptions& options) {
+  if (options.force_local || !is_remote_name(name)) return false;
+  // Only a name without any "/" (backup-10:00.tar, tape:0) may be a local
+  // file that exists: host:/dev/nst0 must never be taken over by a
+  // "host:" directory or link someone made where the program runs.
   struct stat st {};
-  return !options.force_local && is_remote_name(name) && ::lstat(name.c_str(), &st) != 0;
+  return name.find('/') != std::string::npos || ::lstat(name.c_str(), &st) != 0;
 }
 
 std::unique_ptr<Tape> tape_from_fd(int fd, std::string name) {

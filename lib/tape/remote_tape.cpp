@@ -373,10 +373,10 @@ std::int64_t RemoteTape::tell() {
                             (version_ == Version::v1
                                  ? " (only tapekit's rmt answers it; dump's rmt would reset the drive's options)"
                                  : " (server has no position request)"));
-  // A file served as a tape answers QFA with its offset (for dump); mt-st's
-  // tell on a file fails, and its status fails first.
-  (void)status();
-  return transact("L0\n10\n", "tape position of");
+  // Not dump's QFA request, which a file answers with its offset (for
+  // restore): mt-st's tell fails on a file, and asking status first would
+  // clear a drive's error register.
+  return transact("i" + std::to_string(rmt::tapekit_position_op) + "\n0\n", "tape position of");
 }
 
 std::int64_t RemoteTape::seek(std::int64_t offset, int whence) {

@@ -133,9 +133,9 @@ std::unique_ptr<Tape> tape_from_fd(int fd, std::string name);
 bool is_remote_name(const std::string& name);
 
 // Whether open_tape goes to a remote host for name: a remote-looking name,
-// unless options.force_local, or a file of that very name exists here (the
-// programs tapekit replaces never went remote, so "backup-10:00.tar" that
-// is there stays the local file it always was).
+// unless options.force_local, or the name has no "/" and a file of that
+// very name exists here (the programs tapekit replaces never went remote, so
+// "backup-10:00.tar" that is there stays the local file it always was).
 bool opens_remote(const std::string& name, const OpenOptions& options);
 
 }  // namespace tk

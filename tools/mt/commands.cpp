@@ -425,12 +425,13 @@ int run_command(const Invocation& inv) {
   }
 
   int status = c.handler(s, c, inv.args);
+  const std::string failure = status != 0 ? last_failure_context() : std::string();
   // mt-st also has a "Command not supported by this kernel." hint for ENOSYS,
   // but its perror() has replaced errno by then, so 1.7 never prints it.
   if (status != 0 && c.tests != no_tests) explain_failure(s, c);
   // A virtual tape knows where it is damaged; mt-st's perror line cannot say.
   if (status != 0) {
-    const std::string& context = last_failure_context();
+    const std::string& context = failure;
     auto open = context.rfind(" (");
     if (open != std::string::npos && context.back() == ')' &&
         context.find(" at offset ", open) != std::string::npos)

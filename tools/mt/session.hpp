@@ -38,6 +38,7 @@ inline std::string& last_failure_context() {
 
 template <class Fn>
 int attempt(Fn&& fn) {
+  last_failure_context().clear();
   try {
     fn();
     return 0;

@@ -10,9 +10,9 @@
 namespace mt {
 namespace {
 
-bool is_virtual_tape_name(const std::string& name) {
+bool is_virtual_tape_name(const std::string& name, const tk::OpenOptions& options) {
   constexpr std::string_view suffix = ".tap";
-  return !tk::is_remote_name(name) && name.size() > suffix.size() &&
+  return !tk::opens_remote(name, options) && name.size() > suffix.size() &&
          std::string_view(name).substr(name.size() - suffix.size()) == suffix;
 }
 
@@ -25,7 +25,7 @@ int refuse_non_image(Session& s, std::string_view command) {
 }  // namespace
 
 int vt_create(Session& s, const Args& args) {
-  if (!is_virtual_tape_name(s.inv.device)) return refuse_non_image(s, "vt-create");
+  if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-create");
   if (args.empty()) {
     s.diagnostics += "mt: vt-create needs a capacity (0 = unlimited)\n";
     return static_cast<int>(Exit::usage);
@@ -39,7 +39,7 @@ int vt_create(Session& s, const Args& args) {
 }
 
 int vt_protect(Session& s, const Args& args) {
-  if (!is_virtual_tape_name(s.inv.device)) return refuse_non_image(s, "vt-protect");
+  if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-protect");
   if (args.size() != 1 || (args[0] != "1" && args[0] != "0")) {
     s.diagnostics += "mt: vt-protect takes 1 (protect) or 0 (allow writing)\n";
     return static_cast<int>(Exit::usage);
@@ -52,7 +52,7 @@ int vt_protect(Session& s, const Args& args) {
 }
 
 int verify_image(Session& s, const Args&) {
-  if (!is_virtual_tape_name(s.inv.device)) return refuse_non_image(s, "verify");
+  if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "verify");
   std::optional<tk::SimhDefect> defect;
   if (int e = attempt([&] { defect = tk::validate_simh_image(s.inv.device); })) {
     s.diagnostics += perror_text(s.inv.device, e);

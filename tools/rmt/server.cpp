@@ -426,6 +426,10 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
     reply_ok(static_cast<std::uint64_t>(rmt::tapekit_identify_op));
     return;
   }
+  if (extended && *wire == rmt::tapekit_position_op) {
+    reply_ok(static_cast<std::uint64_t>(std::max<std::int64_t>(tape().tell(), 0)));
+    return;
+  }
   if (!extended && *wire == -1) {
     // The version probe: reply exactly A1, then speak v1 numbering (§9).
     v1_ = true;

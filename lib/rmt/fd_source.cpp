@@ -2,6 +2,7 @@
 #include "fd_source.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cerrno>
 #include <optional>
 #include <poll.h>
@@ -44,25 +45,33 @@ void FdSource::note_wait(Clock::time_point start) noexcept {
 }
 
 void FdSource::wait_for_input() {
-  std::optional<Clock::time_point> give_up;  // a client's grace after a stop
+  using std::chrono::milliseconds;
+  std::optional<Clock::time_point> deadline;  // the caller's timeout
+  if (timeout_ms_ >= 0) deadline = Clock::now() + milliseconds(timeout_ms_);
+  std::optional<Clock::time_point> give_up;   // a client's grace after a stop
+  auto ms_until = [](Clock::time_point t) {
+    auto left = std::chrono::duration_cast<milliseconds>(t - Clock::now()).count();
+    return static_cast<int>(std::clamp<std::int64_t>(left, 0, INT32_MAX));
+  };
   for (;;) {
     const bool stopping = stop_requested();
     if (stopping && stop_ends_wait_) throw Interrupted("read " + name_);
-    int wait_ms = timeout_ms_;
+    int wait_ms = deadline ? ms_until(*deadline) : -1;
     if (stopping) {
       if (!give_up) give_up = Clock::now() + stop_grace;
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*give_up - Clock::now());
-      int left_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
-      wait_ms = wait_ms < 0 ? left_ms : std::min(wait_ms, left_ms);
+      wait_ms = wait_ms < 0 ? ms_until(*give_up) : std::min(wait_ms, ms_until(*give_up));
     }
+    // A signal that lands between the check above and poll() would not
+    // interrupt it; looking again every second bounds that to a second.
+    if (stop_ends_wait_ && (wait_ms < 0 || wait_ms > 1000)) wait_ms = 1000;
     pollfd pfd{fd_, POLLIN, 0};
     int n = ::poll(&pfd, 1, wait_ms);
     if (n > 0) return;
-    if (n == 0 && stopping)
+    if (n == -1 && errno != EINTR) throw_errno("poll " + name_);
+    if (n == 0 && stopping && give_up && Clock::now() >= *give_up)
       throw Interrupted("read " + name_ + " (no reply within " +
                         std::to_string(stop_grace.count()) + " s of the stop request)");
-    if (n == 0) throw Error(ETIMEDOUT, "read " + name_);
-    if (errno != EINTR) throw_errno("poll " + name_);
+    if (n == 0 && deadline && Clock::now() >= *deadline) throw Error(ETIMEDOUT, "read " + name_);
   }
 }
 

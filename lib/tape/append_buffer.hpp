@@ -33,14 +33,11 @@ class AppendBuffer {
   AppendBuffer(int fd, std::string context) : fd_(fd), context_(std::move(context)) {}
 
   bool pending() const noexcept { return begin_ != end_; }
-  std::uint64_t pending_bytes() const noexcept { return end_ - begin_; }
   // Every byte before this offset that was added has reached the file.
   std::uint64_t written_to() const noexcept { return begin_; }
-  // Where the next add() continues (meaningful while pending()).
-  std::uint64_t end() const noexcept { return end_; }
 
-  // Queues bytes for the file at offset `at`, which must be end() while
-  // anything is pending; writes each window as it fills.
+  // Queues bytes for the file at offset `at`, which must follow the pending
+  // bytes while any are pending; writes each window as it fills.
   void add(std::uint64_t at, std::span<const std::byte> bytes);
   // Writes everything pending.
   void flush();

@@ -256,12 +256,28 @@ class Writer {
   }
 
   [[noreturn]] void abandon(const std::string& why, std::size_t in_flight) {
-    std::uint64_t reached = written_ + in_flight;
-    std::uint64_t queued = ring_.stats().bytes_in - reached;
     ring_.set_consumer_reported();
-    throw ExactExit(kExitRuntime, "buffer (writer): " + why + "; " + std::to_string(reached) +
-                                      " bytes reached " + output_->name() + ", " +
-                                      std::to_string(queued) + " queued bytes were not written\n");
+    throw ExactExit(kExitRuntime, "buffer (writer): " + why + "; " + reached_text(in_flight));
+  }
+
+  // "N bytes reached OUTPUT, M queued bytes were not written", counting the
+  // in_flight bytes of the current block that did reach it.
+  std::string reached_text(std::size_t in_flight) const {
+    std::uint64_t reached = written_ + in_flight;
+    return std::to_string(reached) + " bytes reached " + output_->name() + ", " +
+           std::to_string(ring_.stats().bytes_in - reached) + " queued bytes were not written\n";
+  }
+
+  // Bytes the output had accepted but then lost (a tape image's buffered
+  // records, LostWrites) did not reach it after all: they come off written_,
+  // and the returned line (empty for any other failure) says so.
+  std::string take_back_lost(const Error& e) {
+    const auto* lost = dynamic_cast<const LostWrites*>(&e);
+    if (lost == nullptr) return "";
+    written_ -= std::min<std::uint64_t>(lost->bytes_lost(), written_);
+    return "buffer (writer): " + output_->name() + " lost the last " +
+           std::to_string(lost->bytes_lost()) + " bytes it had accepted: " +
+           strerror_text(lost->cause()) + "\n";
   }
 
   // The output may still be writing buffered records when it closes (a tape
@@ -271,43 +287,25 @@ class Writer {
       output_->close();
     } catch (const LostWrites& e) {
       ring_.set_consumer_reported();
-      written_ -= std::min<std::uint64_t>(e.bytes_lost(), written_);
-      std::uint64_t queued = ring_.stats().bytes_in - written_;
-      throw ExactExit(kExitRuntime,
-                      "buffer (writer): close of " + output_->name() + " failed: " +
-                          strerror_text(e.errnum()) + "\nbuffer (writer): " + output_->name() +
-                          " lost the last " + std::to_string(e.bytes_lost()) +
-                          " bytes it had accepted: " + strerror_text(e.cause()) +
-                          "\nbuffer (writer): " + std::to_string(written_) + " bytes reached " +
-                          output_->name() + ", " + std::to_string(queued) +
-                          " queued bytes were not written\n");
+      std::string loss = take_back_lost(e);
+      throw ExactExit(kExitRuntime, "buffer (writer): close of " + output_->name() + " failed: " +
+                                        strerror_text(e.errnum()) + "\n" + loss +
+                                        "buffer (writer): " + reached_text(0));
     }
   }
 
   [[noreturn]] void report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
     ring_.set_consumer_reported();
     if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
-    // Bytes the output had accepted but then lost (a tape image's buffered
-    // records) did not reach it after all: count them as not written.
-    std::string loss;
-    if (const auto* lost = dynamic_cast<const LostWrites*>(&e)) {
-      written_ -= std::min<std::uint64_t>(lost->bytes_lost(), written_);
-      loss = "buffer (writer): " + output_->name() + " lost the last " +
-             std::to_string(lost->bytes_lost()) + " bytes it had accepted: " +
-             strerror_text(lost->cause()) + "\n";
-    }
+    std::string loss = take_back_lost(e);
     char kilobytes[32];
     std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
                   static_cast<unsigned long long>((written_ + done) / 1024));
-    std::uint64_t queued = ring_.stats().bytes_in - written_ - done;
     throw ExactExit(kExitRuntime,
                     "buffer (writer): write of data failed: " + output_->name() + ": " +
                         strerror_text(e.errnum()) + "\nbytes to write=" + std::to_string(to_write) +
                         ", bytes written=" + std::to_string(done) + ", total written " + kilobytes +
-                        "\n" + loss + "buffer (writer): " + std::to_string(written_ + done) +
-                        " bytes reached " +
-                        output_->name() + ", " + std::to_string(queued) +
-                        " queued bytes were not written\n");
+                        "\n" + loss + "buffer (writer): " + reached_text(done));
   }
 
   void change_volume(std::size_t in_flight) {

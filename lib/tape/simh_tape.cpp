@@ -484,8 +484,7 @@ class SimhTape final : public Tape {
     state_.offset = o.start;
     state_.block = -1;
     state_.eof = EofState::none;
-    throw Error(EIO, what + " " + name() + " (" + o.problem + " at offset " +
-                         std::to_string(o.start) + ")");
+    throw DamagedImage(what + " " + name(), o.problem + " at offset " + std::to_string(o.start));
   }
 
   void hit_bot(const std::string& what) {

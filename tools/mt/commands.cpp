@@ -425,19 +425,13 @@ int run_command(const Invocation& inv) {
   }
 
   int status = c.handler(s, c, inv.args);
-  const std::string failure = status != 0 ? last_failure_context() : std::string();
+  const std::string damage = status != 0 ? last_damage() : std::string();
   // mt-st also has a "Command not supported by this kernel." hint for ENOSYS,
   // but its perror() has replaced errno by then, so 1.7 never prints it.
   if (status != 0 && c.tests != no_tests) explain_failure(s, c);
   // A virtual tape knows where it is damaged; mt-st's perror line cannot say.
-  if (status != 0) {
-    const std::string& context = failure;
-    auto open = context.rfind(" (");
-    if (open != std::string::npos && context.back() == ')' &&
-        context.find(" at offset ", open) != std::string::npos)
-      s.diagnostics += "mt: " + inv.device + ": " + context.substr(open + 2, context.size() - open - 3) +
-                       " (mt verify shows the first damage)\n";
-  }
+  if (!damage.empty())
+    s.diagnostics += "mt: " + inv.device + ": " + damage + " (mt verify shows the first damage)\n";
   if (s.tape) {
     int e = attempt([&] { s.tape->close(); });
     if (e && status == 0) {

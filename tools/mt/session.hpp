@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../../lib/error.hpp"
+#include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "cmdline.hpp"
 
@@ -29,21 +30,23 @@ inline std::string perror_text(const std::string& device, int errnum) {
 // reports device failures as perror(device) lines whose exit status and
 // follow-up hints depend on the step that failed, so the handlers need the
 // errno back rather than an exception; this is the one place mt does so.
-// The context of the last failure attempt() saw (for detail mt-st's
-// perror line has no room for).
-inline std::string& last_failure_context() {
-  static std::string context;
-  return context;
+// What the last attempt() found damaged in a virtual tape, if that was why
+// it failed: detail mt-st's perror line has no room for.
+inline std::string& last_damage() {
+  static std::string damage;
+  return damage;
 }
 
 template <class Fn>
 int attempt(Fn&& fn) {
-  last_failure_context().clear();
+  last_damage().clear();
   try {
     fn();
     return 0;
+  } catch (const tk::DamagedImage& e) {
+    last_damage() = e.damage();
+    return e.errnum();
   } catch (const tk::Error& e) {
-    last_failure_context() = e.context();
     return e.errnum();
   }
 }

@@ -94,9 +94,9 @@ void write_all_at(int fd, std::span<const std::byte> data, std::uint64_t offset,
                   std::string_view name) {
   std::size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done,
-                         static_cast<off_t>(offset + done));
-    if (n == -1 && errno == EINTR) continue;
+    ssize_t n = retry_eintr_always([&] {
+      return ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    });
     if (n == -1) throw Error(errno, "write " + std::string(name), done);
     if (n == 0) throw Error(ENOSPC, "write " + std::string(name), done);
     done += static_cast<std::size_t>(n);

@@ -38,6 +38,17 @@ auto retry_eintr(Fn fn, Args... args) -> decltype(fn(args...)) {
   }
 }
 
+// Calls fn(args...) again while it fails with EINTR, stop request or not:
+// for calls that finish something already promised (a reply to take in, a
+// file write of bytes already accepted), which a stop must not cut short.
+template <class Fn, class... Args>
+auto retry_eintr_always(Fn fn, Args... args) -> decltype(fn(args...)) {
+  for (;;) {
+    auto result = fn(args...);
+    if (result != -1 || errno != EINTR) return result;
+  }
+}
+
 // Throws Interrupted for EINTR (only reached after request_stop), Error otherwise.
 [[noreturn]] void throw_syscall_error(std::string context);
 

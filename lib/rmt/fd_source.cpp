@@ -77,9 +77,9 @@ void FdSource::wait_for_input() {
 
 std::size_t FdSource::read_ready(std::span<std::byte> buf) {
   for (;;) {
-    ssize_t n = ::read(fd_, buf.data(), buf.size());
+    // The data is there; a signal now takes nothing from it.
+    ssize_t n = retry_eintr_always([&] { return ::read(fd_, buf.data(), buf.size()); });
     if (n >= 0) return static_cast<std::size_t>(n);
-    if (errno == EINTR) continue;  // the data is there; the signal takes nothing from it
     if (errno == EAGAIN) {
       wait_for_input();
       continue;

@@ -221,8 +221,9 @@ class SimhTape final : public Tape {
         fd_writable_(writable || write_errno == EACCES),
         write_errno_(write_errno),
         file_protected_(file_protected),
-        reserve_(writable && allocates_blocks(fd_.get())),
-        stage_(reserve_ && keeps_reservations(fd_.get())),
+        fs_type_(file_system_type(fd_.get())),
+        reserve_(writable && allocates_blocks(fs_type_)),
+        stage_(reserve_ && keeps_reservations(fs_type_)),
         staged_(fd_.get(), path) {
     // The image changed behind the drive's back: start again from BOT.
     if (state_.offset > size_ ||
@@ -622,22 +623,24 @@ class SimhTape final : public Tape {
   static constexpr std::uint64_t filemark_overshoot = 64;
   static constexpr int max_filemarks_per_request = 1 << 20;
 
-  // Memory file systems gain nothing: their pages would be zeroed twice.
-  static bool allocates_blocks(int fd) noexcept {
+  using FsType = decltype(statfs::f_type);
+  // 0 when it cannot be told, which neither reserves nor stages.
+  static FsType file_system_type(int fd) noexcept {
     struct statfs fs {};
-    if (::fstatfs(fd, &fs) == -1) return false;
-    return fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC;
+    return ::fstatfs(fd, &fs) == -1 ? 0 : fs.f_type;
+  }
+
+  // Memory file systems gain nothing: their pages would be zeroed twice.
+  static bool allocates_blocks(FsType type) noexcept {
+    return type != 0 && type != TMPFS_MAGIC && type != RAMFS_MAGIC;
   }
 
   // Staging relies on a reservation meaning a later write finds the room.
   // ext4 and xfs allocate the blocks themselves; copy-on-write file systems
   // (btrfs, ZFS) may still run out when the data is written, where a full
   // disk would then fail records already accepted: those write as they go.
-  static bool keeps_reservations(int fd) noexcept {
-    constexpr decltype(statfs::f_type) ext4_magic = 0xEF53, xfs_magic = 0x58465342;
-    struct statfs fs {};
-    if (::fstatfs(fd, &fs) == -1) return false;
-    return fs.f_type == ext4_magic || fs.f_type == xfs_magic;
+  static bool keeps_reservations(FsType type) noexcept {
+    return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC;
   }
 
   void reserve_through(std::uint64_t end) noexcept {
@@ -1098,6 +1101,7 @@ class SimhTape final : public Tape {
   bool last_write_ = false;  // st's "rw == ST_WRITING": close adds a filemark
   std::vector<std::byte> ahead_;
   std::size_t ahead_pos_ = 0;
+  FsType fs_type_;                  // what the image lives on (statfs)
   bool reserve_;                    // reserve blocks ahead of appends
   bool stage_;                      // stage appends inside reserved blocks
   bool reserved_ = false;           // blocks past the end may be reserved

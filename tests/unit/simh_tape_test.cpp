@@ -137,7 +137,7 @@ TEST_F(SimhTapeTest, WhileWritingTheImageHoldsWholeWindowsAndCloseFreesTheBlocks
   struct statfs fs {};
   ASSERT_EQ(::statfs(dir_.c_str(), &fs), 0);
   // Staging needs a file system whose reservations hold (ext4, xfs).
-  bool reserves = fs.f_type == 0xEF53 || fs.f_type == 0x58465342;
+  bool reserves = fs.f_type == EXT4_SUPER_MAGIC || fs.f_type == XFS_SUPER_MAGIC;
   if (reserves) {
     std::string probe = dir_ + "/probe";
     tk::Fd fd = tk::open_file(probe, O_RDWR | O_CREAT, 0666);

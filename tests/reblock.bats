@@ -484,18 +484,26 @@ check_size() {
   assert_exact_records 10240 102400
 }
 
-@test "reblock: SIGTERM writes what was read, prints -t's totals and ends by the signal" {
+# Runs reblock -t -o OUTPUT on "abc" from a pipe that stays open, sends it
+# SIGTERM while it waits for more, and leaves its exit status in $status
+# and its stderr in err.txt. The bytes wait in the pipe before reblock
+# starts, so its first read gets them and a blocked read can only be the next.
+sigterm_while_reading() {
+  local output=$1 pid
   mkfifo in.fifo
-  # The bytes wait in the pipe before reblock starts, so its first read gets
-  # them and a blocked read can only be the next one.
   exec 7<>in.fifo
   printf abc >&7
-  "$REBLOCK" -t -o out.bin <in.fifo 2>err.txt 3>&- 7>&- &
-  local pid=$! status=0
+  "$REBLOCK" -t -o "$output" <in.fifo 2>err.txt 3>&- 7>&- &
+  pid=$!
+  status=0
   wait_reading_stdin "$pid"
   kill -TERM "$pid"
   wait "$pid" || status=$?
   exec 7>&-
+}
+
+@test "reblock: SIGTERM writes what was read, prints -t's totals and ends by the signal" {
+  sigterm_while_reading out.bin
   assert_equal "$status" 143
   assert_equal "$(cat out.bin)" abc
   # The user's own signal gets the totals but no "Interrupted system call".
@@ -505,17 +513,9 @@ $(grep '^3 bytes copied' err.txt)"
 }
 
 @test "reblock: SIGTERM with a remote output still finishes the request in flight and counts it" {
-  mkfifo in.fifo
-  exec 7<>in.fifo
-  printf abc >&7
   # The stop must not abandon the W already sent (its reply would be left
   # in the pipe): the record, its reply and the closing request all complete.
-  RSH="$BATS_TEST_DIRNAME/rsh-standin" "$REBLOCK" -t -o "localhost:$PWD/out.bin" <in.fifo 2>err.txt 3>&- 7>&- &
-  local pid=$! status=0
-  wait_reading_stdin "$pid"
-  kill -TERM "$pid"
-  wait "$pid" || status=$?
-  exec 7>&-
+  RSH="$BATS_TEST_DIRNAME/rsh-standin" sigterm_while_reading "localhost:$PWD/out.bin"
   assert_equal "$status" 143
   assert_equal "$(cat out.bin)" abc
   run cat err.txt

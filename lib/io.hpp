@@ -75,6 +75,28 @@ class Fd {
 };
 
 Fd open_file(const std::string& path, int flags, mode_t mode = 0666);
+// The same, with a relative path taken from the directory dir_fd (openat(2)).
+Fd open_file_at(int dir_fd, const std::string& path, int flags, mode_t mode = 0666);
+
+// How open_beneath resolves a name: openat2(2) where the kernel has it (5.6
+// and later), else one component at a time; walk forces the latter.
+enum class Beneath { automatic, walk };
+
+// Opens path, relative to the directory dir_fd, without ever leaving that
+// directory, whatever is renamed or linked in it meanwhile: an absolute name
+// or a ".." component fails with EXDEV, a magic link (/proc/self/fd/N) with
+// ELOOP. With openat2 (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS) a symbolic
+// link is followed only while it stays beneath dir_fd (else EXDEV); the walk
+// opens each directory with O_NOFOLLOW and refuses every symbolic link
+// (ELOOP), the last component included. Add O_NOFOLLOW to flags to refuse a
+// link as the last component with openat2 too. Throws Error naming path.
+Fd open_beneath(int dir_fd, const std::string& path, int flags, mode_t mode = 0,
+                Beneath how = Beneath::automatic);
+
+// Opens path (relative to dir_fd) following symbolic links as open(2) does,
+// but refusing magic links (/dev/stdin, /proc/PID/fd/N: ELOOP) where the
+// kernel has openat2; elsewhere it is openat(2).
+Fd open_no_magic_links(int dir_fd, const std::string& path, int flags, mode_t mode = 0);
 
 // Exactly one read(2): on a tape, one record. Waits (poll) on EAGAIN so a
 // non-blocking descriptor left by ssh behaves like a blocking one.

@@ -46,8 +46,9 @@ void FileTape::close() {
   fd_.close("close " + name());
 }
 
-std::unique_ptr<Tape> open_file_tape(const std::string& path, int flags, mode_t mode) {
-  Fd fd = open_file(path, flags, mode);
+std::unique_ptr<Tape> open_file_tape(const std::string& path, int flags, mode_t mode,
+                                     int dir_fd) {
+  Fd fd = open_file_at(dir_fd, path, flags, mode);
   struct stat st {};
   if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
   return std::make_unique<FileTape>(std::move(fd), path, true, S_ISCHR(st.st_mode));

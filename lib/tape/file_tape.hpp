@@ -2,6 +2,7 @@
 // fail with ENOTTY, as rmt answers for a file that is not a tape.
 #pragma once
 
+#include <fcntl.h>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,8 @@ class FileTape final : public Tape {
   bool records_;
 };
 
-std::unique_ptr<Tape> open_file_tape(const std::string& path, int flags, mode_t mode);
+// path is relative to dir_fd (openat(2)).
+std::unique_ptr<Tape> open_file_tape(const std::string& path, int flags, mode_t mode,
+                                     int dir_fd = AT_FDCWD);
 
 }  // namespace tk

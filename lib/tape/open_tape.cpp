@@ -25,7 +25,8 @@ bool opens_remote(const std::string& name, const OpenOptions& options) {
   // file that exists: host:/dev/nst0 must never be taken over by a
   // "host:" directory or link someone made where the program runs.
   struct stat st {};
-  return name.find('/') != std::string::npos || ::lstat(name.c_str(), &st) != 0;
+  return name.find('/') != std::string::npos ||
+         ::fstatat(options.dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0;
 }
 
 std::unique_ptr<Tape> tape_from_fd(int fd, std::string name) {
@@ -35,15 +36,20 @@ std::unique_ptr<Tape> tape_from_fd(int fd, std::string name) {
 }
 
 std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOptions& options) {
-  if (name == "-")
+  if (name == "-" && options.dir_fd == AT_FDCWD)
     return tape_from_fd((flags & O_ACCMODE) == O_RDONLY ? 0 : 1,
                         (flags & O_ACCMODE) == O_RDONLY ? "standard input" : "standard output");
   if (opens_remote(name, options)) return std::make_unique<RemoteTape>(name, flags, options);
-  if (struct stat st {}; name.ends_with(".tap") && (::stat(name.c_str(), &st) != 0 || S_ISREG(st.st_mode)))
+  // The backend follows what the open will reach: with O_NOFOLLOW a link is
+  // not looked through, so a link named *.tap is no image and a link to a
+  // device no drive; the open itself then refuses the link.
+  struct stat st {};
+  int at_flags = (flags & O_NOFOLLOW) != 0 ? AT_SYMLINK_NOFOLLOW : 0;
+  bool found = ::fstatat(options.dir_fd, name.c_str(), &st, at_flags) == 0;
+  if (name.ends_with(".tap") && (!found || S_ISREG(st.st_mode)))
     return open_simh_tape(name, flags, options);
-  if (struct stat st {}; ::stat(name.c_str(), &st) == 0 && S_ISCHR(st.st_mode))
-    return open_st_tape(name, flags);
-  return open_file_tape(name, flags, options.create_mode);
+  if (found && S_ISCHR(st.st_mode)) return open_st_tape(name, flags, options.dir_fd);
+  return open_file_tape(name, flags, options.create_mode, options.dir_fd);
 }
 
 }  // namespace tk

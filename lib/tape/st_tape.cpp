@@ -110,8 +110,8 @@ std::int64_t StTape::seek(std::int64_t offset, int whence) {
 // The driver itself writes the filemark after a write when the device closes.
 void StTape::close() { fd_.close("close " + name()); }
 
-std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags) {
-  return std::make_unique<StTape>(open_file(path, flags), path);
+std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags, int dir_fd) {
+  return std::make_unique<StTape>(open_file_at(dir_fd, path, flags), path);
 }
 
 }  // namespace tk

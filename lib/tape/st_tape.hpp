@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <fcntl.h>
 #include <memory>
 #include <string>
 #include <sys/types.h>
@@ -71,7 +72,8 @@ class StTape final : public Tape {
 };
 
 // Opens a character device with open(2) flags as given (mt adds O_NONBLOCK
-// for commands that must work without a tape, as mt-st does).
-std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags);
+// for commands that must work without a tape, as mt-st does); path is
+// relative to dir_fd (openat(2)).
+std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags, int dir_fd = AT_FDCWD);
 
 }  // namespace tk

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <fcntl.h>
 #include <memory>
 #include <span>
 #include <string>
@@ -79,6 +80,10 @@ struct OpenOptions {
   std::string rsh_command;  // empty: $RSH, else "ssh"
   std::string rmt_command;  // empty: $RMT, else "/etc/rmt"
   bool force_local = false;  // a name with a colon is still a local file (GNU tar's --force-local)
+  // Local names are relative to this directory (openat(2)); rmt hands the
+  // directory it opened confined beneath an --allow entry. Away from
+  // AT_FDCWD, "-" is a file of that name, not standard input or output.
+  int dir_fd = AT_FDCWD;
 };
 
 class Tape {

@@ -175,7 +175,7 @@ assert_out() {
 
 @test "rmt: end of input inside any request ends the session quietly with status 2" {
   local partial
-  for partial in O Odata $'Odata\n' R R5 W $'W5\nab' $'L0\n' L I $'I6\n' $'i4\n' s C v; do
+  for partial in O Odata $'Odata\n' R R5 W W5 $'L0\n' L I $'I6\n' $'i4\n' s C v; do
     serve $'Odata\n0\n'"$partial"
     assert_equal "$status" 2
     assert_out $'A0\n'
@@ -222,10 +222,16 @@ assert_out() {
   assert_equal "$(cat new)" ok
 }
 
-@test "rmt: W announcing more than it sends writes nothing and ends with status 2" {
+@test "rmt: W whose payload ends early is answered E5 Premature eof, writes nothing and ends with status 2" {
   serve $'Onew\n1 O_WRONLY|O_CREAT\nW10\nabc'
   assert_equal "$status" 2
-  assert_out $'A0\n'
+  assert_out $'A0\nE5\nPremature eof\n'
+  assert_equal "$(stat -c %s new)" 0
+  # The same for a record above --max-record, which is drained, not kept.
+  { printf 'Onew\n1 O_WRONLY|O_CREAT\nW2097152\n'; head -c 1000 /dev/zero; } >in.bin
+  serve_file --max-record 1m
+  assert_equal "$status" 2
+  assert_out $'A0\nE5\nPremature eof\n'
   assert_equal "$(stat -c %s new)" 0
 }
 
@@ -647,4 +653,142 @@ count_watches() {
   run bash -c '"$0" --log none <in.bin | tr "\n" "|"' "$RMT"
   assert_success
   assert_output --regexp '^A0\|A400\|A400\|E28\|No space left on device\|(E28\|No space left on device\||E5\|[^|]*\|)A0\|$'
+}
+
+# Builds $1/link -> a directory whose real path is longer than PATH_MAX,
+# holding "out" -> $2: realpath(3) fails on every name through the link.
+deep_link() {
+  local tree=$1 target=$2 part chain='' i
+  part=$(printf 'd%.0s' {1..250})
+  for i in 1 2 3 4 5 6 7 8 9; do chain+="$part$i/"; done
+  (cd "$tree" && mkdir -p "$chain" && ln -s "$chain" s1 &&
+    cd "$chain" && mkdir -p "$chain" && ln -s "$chain" s2 && ln -s "$target" "$chain/out") &&
+    ln -s s1/s2 "$tree/link"
+}
+
+@test "rmt: a name through a link deeper than PATH_MAX is refused under --allow, even without Landlock" {
+  mkdir tree outside
+  echo OUTSIDE >outside/secret
+  deep_link tree "$PWD/outside"
+  printf 'O%s\n0\nR20\nO%s\n65 O_WRONLY|O_CREAT\n' "$PWD/tree/link/out/secret" "$PWD/tree/link/out/new" >in.bin
+  serve_file --allow "$PWD/tree" --no-sandbox
+  assert_out $'E13\nPermission denied\nE9\nBad file descriptor\nE13\nPermission denied\n'
+  assert_file_not_exists outside/new
+}
+
+# Tries per attack; 20,000 take about a second here.
+RACE_TRIES=${TK_RACE_TRIES:-20000}
+
+@test "rmt: a directory swapped with a link out of the tree during opens never leads outside, even without Landlock" {
+  mkdir -p tree/d outside
+  echo inside >tree/d/f
+  echo OUTSIDE >outside/f
+  ln -s "$PWD/outside" tree/x
+  local i
+  for ((i = 0; i < RACE_TRIES; i++)); do printf 'O%s\n0\nR20\nC\n' "$PWD/tree/d/f"; done >in.bin
+  swap-dirs tree/d tree/x &
+  local swapper=$!
+  serve_file --allow "$PWD/tree" --no-sandbox
+  kill "$swapper"
+  wait "$swapper" || true
+  assert_equal "$status" 0
+  echo "inside: $(grep -c '^inside' out)" >&3
+  assert_equal "$(grep -c OUTSIDE out)" 0
+}
+
+@test "rmt: the component walk used without openat2 refuses the swapped link and the deep link too" {
+  mkdir -p tree/d outside
+  echo inside >tree/d/f
+  echo OUTSIDE >outside/f
+  ln -s "$PWD/outside" tree/x
+  run open-beneath walk tree d/f 1
+  assert_output "inside 1 outside 0 refused 0"
+  run open-beneath walk tree x/f 1
+  assert_output "inside 0 outside 0 refused 1"
+  swap-dirs tree/d tree/x &
+  local swapper=$!
+  run open-beneath walk tree d/f "$RACE_TRIES"
+  kill "$swapper"
+  wait "$swapper" || true
+  assert_output --regexp "^inside [0-9]+ outside 0 refused [0-9]+$"
+  deep_link tree "$PWD/outside"
+  run open-beneath walk tree link/out/f 1
+  assert_output "inside 0 outside 0 refused 1"
+  run open-beneath auto tree link/out/f 1
+  assert_output "inside 0 outside 0 refused 1"
+}
+
+@test "rmt: the server's own standard input and output are refused by any name, even unrestricted" {
+  local name
+  for name in /dev/stdin /dev/fd/0 /proc/self/fd/0 "/proc/$$/fd/0" "$PWD/in.bin"; do
+    printf 'O%s\n0\nR4\n' "$name" >in.bin
+    serve_file
+    assert_out $'E13\nPermission denied\nE9\nBad file descriptor\n'
+  done
+  for name in /dev/stdout /dev/fd/1 /proc/self/fd/1 "$PWD/out"; do
+    printf 'O%s\n1 O_WRONLY\nW4\nA99\n' "$name" >in.bin
+    serve_file
+    assert_out $'E13\nPermission denied\nE9\nBad file descriptor\n'
+  done
+  # Under --allow as well.
+  printf 'O%s\n0\nR4\n' "$PWD/in.bin" >in.bin
+  serve_file --allow "$PWD" --no-sandbox
+  assert_out $'E13\nPermission denied\nE9\nBad file descriptor\n'
+}
+
+@test "rmt: a FIFO under --allow is refused at once, for reading and for writing" {
+  mkdir tree
+  mkfifo tree/p
+  printf 'O%s\n0\nO%s\n1 O_WRONLY\nOdata\n0\n' "$PWD/tree/p" "$PWD/tree/p" >in.bin
+  status=0
+  timeout 20 "$RMT" --log none --allow "$PWD/tree" --no-sandbox <in.bin >out 2>err || status=$?
+  assert_equal "$status" 0
+  assert_out $'E13\nPermission denied\nE13\nPermission denied\nE13\nPermission denied\n'
+}
+
+@test "rmt: an open that blocks (a FIFO without a writer) ends the session after --idle-timeout" {
+  mkfifo p
+  printf 'Op\n0\nR4\n' >in.bin
+  status=0
+  timeout 30 "$RMT" --log rmt.log --idle-timeout 1 <in.bin >out 2>err || status=$?
+  assert_equal "$status" 3
+  assert_out ''
+  run cat rmt.log
+  assert_output --partial 'end="open timed out"'
+}
+
+@test "rmt: --read-only refuses what changes the drive for later clients with EROFS" {
+  tapectl -w t.tap write 100 fm 200 fm >/dev/null
+  mt -f t.tap rewind
+  cp t.tap.state before.state
+  # weof, offline, erase, setblk, setdensity, setdrvbuffer, lock, unlock,
+  # unload, compression, reset; then eject, erase as v1 and extended ops.
+  local op in='O'"$PWD"$'/t.tap\n0\n' expected=$'A0\n'
+  for op in 5 7 13 20 21 24 28 29 31 32 0; do
+    in+="I$op"$'\n1\n'
+    expected+=$'E30\nRead-only server\n'
+  done
+  in+=$'I-1\n0\nI6\n1\nI9\n1\ni3\n1\n'
+  expected+=$'A1\nE30\nRead-only server\nE30\nRead-only server\nE30\nRead-only server\n'
+  serve "$in" --read-only
+  assert_out "$expected"
+  cmp before.state t.tap.state
+}
+
+@test "rmt: --read-only still positions the drive" {
+  tapectl -w t.tap write 100 fm 200 fm >/dev/null
+  mt -f t.tap rewind
+  # fsf, sF, bsf, rewind, fsr, bsr, nop, eom, then the v1 rewind and fsf.
+  serve "O$PWD/t.tap"$'\n0\nI1\n1\nsFI2\n1\nI6\n1\nI3\n1\nI4\n1\nI8\n1\nI12\n1\nI-1\n0\nI5\n1\nI1\n1\nsF' --read-only
+  assert_out $'A0\nA1\nA1\nA1\nA1\nA1\nA1\nA1\nA1\nA1\nA1\nA1\nA1\n'
+}
+
+# The SIMH backend reaches the image and its state through OpenOptions::dir_fd
+# (the directory rmt opened confined), so both stay in the allowed tree.
+@test "rmt: under --allow a virtual tape keeps its drive state beside it" {
+  mkdir tapes
+  serve "O$PWD/tapes/t.tap"$'\n66 O_RDWR|O_CREAT\nW3\nabcC\n'"O$PWD/tapes/t.tap"$'\n0\nsF' --allow "$PWD/tapes" --no-sandbox
+  assert_out $'A0\nA3\nA0\nA0\nA1\n'
+  assert_file_exists tapes/t.tap.state
+  assert_file_not_exists t.tap
 }

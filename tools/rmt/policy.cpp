@@ -49,6 +49,8 @@ std::string tidy(const std::string& absolute_path) {
   return out.empty() ? "/" : out;
 }
 
+// The path resolved, or empty with errno set (ENAMETOOLONG for a link to a
+// directory whose real path is longer than PATH_MAX).
 std::string real_path(const std::string& path) {
   char buf[PATH_MAX];
   if (::realpath(path.c_str(), buf) == nullptr) return {};
@@ -63,10 +65,12 @@ std::string absolute(const std::string& path) {
 }
 
 // The path with every symlink resolved; for a file about to be created, its
-// directory resolved and the last component kept.
+// directory resolved and the last component kept. Empty with errno set when
+// neither resolves.
 std::string resolve(const std::string& path) {
   std::string r = real_path(path);
   if (!r.empty()) return r;
+  if (errno != ENOENT) return {};
   auto slash = path.rfind('/');
   std::string dir = path.substr(0, slash == 0 ? 1 : slash);
   std::string base = path.substr(slash + 1);
@@ -115,24 +119,26 @@ bool PathPolicy::allowed_as_written(const std::string& path) const {
   return false;
 }
 
-bool PathPolicy::allowed(const std::string& resolved) const {
+const PathPolicy::Entry* PathPolicy::allowing(const std::string& resolved) const {
   for (const auto& e : entries_)
-    if (matches(e, e.pattern, resolved)) return true;
-  return false;
+    if (matches(e, e.pattern, resolved)) return &e;
+  return nullptr;
+}
+
+std::string PathPolicy::root_of(const Entry& e) {
+  if (e.directory) return e.pattern;
+  auto slash = e.glob ? e.pattern.rfind('/', e.pattern.find_first_of("*?[")) : e.pattern.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : e.pattern.substr(0, slash);
 }
 
 SandboxRules PathPolicy::sandbox_rules() const {
   SandboxRules rules;
   for (const auto& e : entries_) {
-    if (e.glob) {
-      auto slash = e.pattern.rfind('/', e.pattern.find_first_of("*?["));
-      rules.trees.push_back(slash == 0 ? "/" : e.pattern.substr(0, slash));
-    } else if (e.directory) {
-      rules.trees.push_back(e.pattern);
+    if (e.glob || e.directory) {
+      rules.trees.push_back(root_of(e));
     } else {
       rules.files.push_back(e.pattern);
-      auto slash = e.pattern.rfind('/');
-      rules.file_parents.push_back(slash == 0 ? "/" : e.pattern.substr(0, slash));
+      rules.file_parents.push_back(root_of(e));
     }
   }
   return rules;
@@ -163,11 +169,16 @@ OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
     if (!allowed_as_written(abs)) throw Error(EACCES, "open " + requested + ": not allowed");
     d.path = resolve(abs);
     if (d.path.empty()) {
-      // Nothing to resolve: the open fails the ordinary way.
-      d.path = abs;
-    } else if (!allowed(d.path)) {
-      throw Error(EACCES, "open " + requested + ": leaves the allowed tree");
+      // Nothing checked can be opened: a missing directory is reported as
+      // such, any other name that does not resolve (a link to a directory
+      // deeper than PATH_MAX) is refused, never opened unresolved.
+      if (errno == ENOENT || errno == ENOTDIR) throw Error(errno, "open " + requested);
+      throw Error(EACCES, "open " + requested + ": cannot be resolved");
     }
+    const Entry* e = allowing(d.path);
+    if (e == nullptr) throw Error(EACCES, "open " + requested + ": leaves the allowed tree");
+    d.root = root_of(*e);
+    d.beneath = d.path == d.root ? "." : d.path.substr(d.root == "/" ? 1 : d.root.size() + 1);
     // Every link is resolved now, so a link swapped in later is refused.
     d.flags |= O_NOFOLLOW;
   }

@@ -9,10 +9,14 @@
 
 namespace tk::rmt_server {
 
-// The open-time decision for one O request.
+// The open-time decision for one O request. Under --allow the name is
+// resolved and checked here, but what makes the open safe is how it is
+// made (opener.hpp): beneath root, which the check cannot be raced out of.
 struct OpenDecision {
-  std::string path;  // what to open
-  int flags = 0;     // filtered open(2) flags
+  std::string path;     // what to open: the name resolved under --allow
+  int flags = 0;        // filtered open(2) flags
+  std::string root;     // under --allow: the entry's directory, resolved
+  std::string beneath;  // path relative to root ("." for root itself)
 };
 
 class PathPolicy {
@@ -40,7 +44,11 @@ class PathPolicy {
   // (an allowed directory reached through a symlink); what it resolves to
   // must match an entry resolved.
   bool allowed_as_written(const std::string& path) const;
-  bool allowed(const std::string& resolved) const;
+  // The entry a resolved name falls under, or nullptr.
+  const Entry* allowing(const std::string& resolved) const;
+  // The directory an entry confines opens to: the directory itself, a
+  // file's directory, or a pattern's fixed directory.
+  static std::string root_of(const Entry& e);
   std::vector<Entry> entries_;
   bool read_only_;
   bool write_once_;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -22,6 +23,7 @@
 #include "../../lib/io.hpp"
 #include "../../lib/rmt/fd_source.hpp"
 #include "../../lib/tape/tape.hpp"
+#include "opener.hpp"
 #include "policy.hpp"
 #include "sandbox.hpp"
 
@@ -32,26 +34,30 @@ struct OpName {
   const char* name;
   MtOp op;
   bool by_default;  // on the allow-list of a restricted server (§12.6.8)
-  bool writes;      // refused by --read-only
+  // Refused by --read-only: it writes, or it changes what the drive does
+  // for every later client (ejects, locks the door, sets compression, block
+  // size, density or driver options, resets). Positioning stays allowed: a
+  // shared drive's readers position it.
+  bool read_only_refuses;
 };
 
 constexpr std::array<OpName, 33> op_names{{
-    {"reset", MtOp::reset, false, false},      {"fsf", MtOp::fsf, true, false},
+    {"reset", MtOp::reset, false, true},       {"fsf", MtOp::fsf, true, false},
     {"bsf", MtOp::bsf, true, false},           {"fsr", MtOp::fsr, true, false},
     {"bsr", MtOp::bsr, true, false},           {"weof", MtOp::weof, true, true},
-    {"rewind", MtOp::rewind, true, false},     {"offline", MtOp::offline, true, false},
+    {"rewind", MtOp::rewind, true, false},     {"offline", MtOp::offline, true, true},
     {"nop", MtOp::nop, true, false},           {"retension", MtOp::retension, true, false},
     {"bsfm", MtOp::bsfm, true, false},         {"fsfm", MtOp::fsfm, true, false},
     {"eom", MtOp::eom, true, false},           {"erase", MtOp::erase, false, true},
     {"ras1", MtOp::ras1, false, false},        {"ras2", MtOp::ras2, false, false},
-    {"ras3", MtOp::ras3, false, false},        {"setblk", MtOp::setblk, false, false},
-    {"setdensity", MtOp::setdensity, false, false},
+    {"ras3", MtOp::ras3, false, false},        {"setblk", MtOp::setblk, false, true},
+    {"setdensity", MtOp::setdensity, false, true},
     {"seek", MtOp::seek, true, false},         {"tell", MtOp::tell, true, false},
-    {"setdrvbuffer", MtOp::setdrvbuffer, false, false},
+    {"setdrvbuffer", MtOp::setdrvbuffer, false, true},
     {"fss", MtOp::fss, true, false},           {"bss", MtOp::bss, true, false},
-    {"wsm", MtOp::wsm, false, true},           {"lock", MtOp::lock, false, false},
-    {"unlock", MtOp::unlock, false, false},    {"load", MtOp::load, true, false},
-    {"unload", MtOp::unload, true, false},     {"compression", MtOp::compression, true, false},
+    {"wsm", MtOp::wsm, false, true},           {"lock", MtOp::lock, false, true},
+    {"unlock", MtOp::unlock, false, true},     {"load", MtOp::load, true, false},
+    {"unload", MtOp::unload, true, true},      {"compression", MtOp::compression, true, true},
     {"setpart", MtOp::setpart, false, false},  {"mkpart", MtOp::mkpart, false, true},
     {"weofi", MtOp::weofi, true, true},
 }};
@@ -62,6 +68,41 @@ const OpName* find_op(std::int64_t linux_op) {
   });
   return it == op_names.end() ? nullptr : &*it;
 }
+
+volatile std::sig_atomic_t open_timed_out = 0;
+
+extern "C" void on_open_alarm(int) {
+  open_timed_out = 1;
+  request_stop();
+}
+
+// Bounds an open by --idle-timeout: a FIFO renamed in after the checks, or
+// a device that never answers, would otherwise hold the session for good.
+// SIGALRM interrupts the open, and the stop it requests makes lib/io give
+// up instead of retrying.
+class OpenDeadline {
+ public:
+  explicit OpenDeadline(int seconds) : armed_(seconds > 0) {
+    if (!armed_) return;
+    struct sigaction sa {};
+    sa.sa_handler = on_open_alarm;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: the open must return
+    ::sigaction(SIGALRM, &sa, &old_);
+    ::alarm(static_cast<unsigned>(seconds));
+  }
+  ~OpenDeadline() {
+    if (!armed_) return;
+    ::alarm(0);
+    ::sigaction(SIGALRM, &old_, nullptr);
+  }
+  OpenDeadline(const OpenDeadline&) = delete;
+  OpenDeadline& operator=(const OpenDeadline&) = delete;
+
+ private:
+  bool armed_;
+  struct sigaction old_ {};
+};
 
 // Ends the session: the control stream cannot be trusted any more.
 struct SessionEnd {
@@ -137,6 +178,7 @@ class Session {
         source_(in_fd, "control input"),
         in_(source_),
         out_fd_(out_fd),
+        own_stdio_({in_fd, out_fd, 2}),
         peer_(describe_peer(in_fd)) {
     limits_.drain = std::max<std::size_t>(limits_.drain, 64 * 1024);
     source_.set_busy_poll(options.busy_poll);
@@ -186,6 +228,7 @@ class Session {
   // The W record, read in place; ends the session if it does not arrive.
   std::span<const std::byte> receive_payload(std::size_t size);
   void drain_payload(std::uint64_t n);
+  [[noreturn]] void premature_eof();
   void send(std::string_view bytes);
   void reply_ok(std::uint64_t value);
   void reply_error(int errnum, std::string_view text);
@@ -202,6 +245,7 @@ class Session {
   rmt::FdSource source_;
   rmt::BufferedReader in_;
   int out_fd_;
+  OwnStdio own_stdio_;
   std::string peer_;
   Fd debug_;
   Fd log_;
@@ -209,6 +253,7 @@ class Session {
   std::string sandbox_;
 
   std::unique_ptr<Tape> tape_;
+  Fd tape_dir_;  // under --allow: the directory the tape was opened from
   int tape_flags_ = 0;
   bool v1_ = false;
   rmt::Request request_;
@@ -288,7 +333,7 @@ std::span<const std::byte> Session::receive_payload(std::size_t size) {
   } catch (const Error& e) {
     throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
   }
-  if (got.size() < size) throw SessionEnd{Exit::protocol, "end of input inside W payload"};
+  if (got.size() < size) premature_eof();
   return got;
 }
 
@@ -300,7 +345,14 @@ void Session::drain_payload(std::uint64_t n) {
   } catch (const Error& e) {
     throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
   }
-  if (got < n) throw SessionEnd{Exit::protocol, "end of input inside W payload"};
+  if (got < n) premature_eof();
+}
+
+void Session::premature_eof() {
+  // Nothing of the record was written; say so before giving up, as GNU rmt
+  // does, so the client reports a failed write rather than a lost server.
+  reply_error(EIO, "Premature eof");
+  throw SessionEnd{Exit::protocol, "end of input inside W payload"};
 }
 
 void Session::open(const rmt::Request& r) {
@@ -316,7 +368,16 @@ void Session::open(const rmt::Request& r) {
   note_open(" " + describe_flags(d.flags), false);
   OpenOptions oo;
   oo.create_mode = options_.create_mode;
-  tape_ = open_tape(d.path, d.flags, oo);
+  OpenedTape opened;
+  try {
+    OpenDeadline deadline(options_.idle_timeout);
+    opened = open_decided(d, oo, own_stdio_);
+  } catch (const Interrupted&) {
+    if (open_timed_out) throw SessionEnd{Exit::connection, "open timed out"};
+    throw;
+  }
+  tape_ = std::move(opened.tape);
+  tape_dir_ = std::move(opened.directory);
   tape_flags_ = d.flags;
   v1_ = false;
   reply_ok(0);
@@ -325,6 +386,7 @@ void Session::open(const rmt::Request& r) {
 void Session::close_tape() {
   if (!tape_) return;
   auto t = std::move(tape_);
+  Fd dir = std::move(tape_dir_);  // outlives the tape's closing writes
   t->close();
 }
 
@@ -450,7 +512,7 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
                  std::find(options_.extra_ioctls.begin(), options_.extra_ioctls.end(), *op) !=
                      options_.extra_ioctls.end();
   if (!allowed) throw Refusal{EPERM, "Operation not permitted by the server"};
-  if (name->writes && options_.read_only) throw Refusal{EROFS, "Read-only server"};
+  if (name->read_only_refuses && options_.read_only) throw Refusal{EROFS, "Read-only server"};
   tape().op(name->op, static_cast<int>(*count));
   reply_ok(static_cast<std::uint64_t>(std::max<std::int64_t>(*count, 0)));
 }

@@ -36,11 +36,11 @@ int Child::wait() {
   return status;
 }
 
-int Child::wait_or_terminate(int seconds) {
+int Child::wait_up_to(int seconds) {
   using namespace std::chrono;
   auto deadline = steady_clock::now() + std::chrono::seconds(seconds);
   auto pause = milliseconds(1);  // most children are gone within a millisecond or two
-  while (steady_clock::now() < deadline) {
+  for (;;) {
     int status = 0;
     pid_t got = retry_eintr([&] { return ::waitpid(pid_, &status, WNOHANG); });
     if (got == -1) throw_syscall_error("waitpid " + std::to_string(pid_));
@@ -48,10 +48,22 @@ int Child::wait_or_terminate(int seconds) {
       pid_ = -1;
       return status;
     }
+    if (steady_clock::now() >= deadline) return -1;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, milliseconds(50));
   }
+}
+
+int Child::wait_or_terminate(int seconds) {
+  int status = wait_up_to(seconds);
+  return status != -1 ? status : terminate();
+}
+
+int Child::terminate() {
   ::kill(pid_, SIGTERM);
+  int status = wait_up_to(kill_grace_seconds);
+  if (status != -1) return status;
+  ::kill(pid_, SIGKILL);
   return wait();
 }
 

@@ -79,6 +79,12 @@ struct OpenOptions {
   std::string rsh_command;  // empty: $RSH, else "ssh"
   std::string rmt_command;  // empty: $RMT, else "/etc/rmt"
   bool force_local = false;  // a name with a colon is still a local file (GNU tar's --force-local)
+  // Seconds the remote shell and rmt get to answer the open; -1: take
+  // $TAPEKIT_CONNECT_TIMEOUT, else 30; 0: wait for ever.
+  int connect_timeout = -1;
+  // A remote "*.tap" name is opened even when the rmt there is not tapekit's
+  // (and so makes it a plain file); otherwise that open fails (EMEDIUMTYPE).
+  bool plain_remote = false;
 };
 
 class Tape {

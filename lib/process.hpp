@@ -29,6 +29,8 @@ class Child {
   int wait_or_terminate(int seconds);
   // Sends SIGTERM, gives the child kill_grace_seconds to exit, then SIGKILL;
   // returns the wait status. A child ignoring SIGTERM cannot hang the caller.
+  // The child's own children get the same signals: ssh leaves a ProxyCommand
+  // (or a ProxyJump ssh) running when it is killed before it connected.
   int terminate();
   static constexpr int kill_grace_seconds = 5;
 

@@ -5,8 +5,12 @@
 #include <chrono>
 #include <csignal>
 #include <thread>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,11 +40,11 @@ int Child::wait() {
   return status;
 }
 
-int Child::wait_or_terminate(int seconds) {
+int Child::wait_up_to(int seconds) {
   using namespace std::chrono;
   auto deadline = steady_clock::now() + std::chrono::seconds(seconds);
   auto pause = milliseconds(1);  // most children are gone within a millisecond or two
-  while (steady_clock::now() < deadline) {
+  for (;;) {
     int status = 0;
     pid_t got = retry_eintr([&] { return ::waitpid(pid_, &status, WNOHANG); });
     if (got == -1) throw_syscall_error("waitpid " + std::to_string(pid_));
@@ -48,10 +52,61 @@ int Child::wait_or_terminate(int seconds) {
       pid_ = -1;
       return status;
     }
+    if (steady_clock::now() >= deadline) return -1;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, milliseconds(50));
   }
-  ::kill(pid_, SIGTERM);
+}
+
+int Child::wait_or_terminate(int seconds) {
+  int status = wait_up_to(seconds);
+  return status != -1 ? status : terminate();
+}
+
+namespace {
+// Every process below `root`, from /proc (no other interface lists them; a
+// process table that cannot be read yields none, and only the child itself
+// is signalled). Taken before the child dies, since its children are then
+// handed to init and no longer look like ours.
+std::vector<pid_t> descendants_of(pid_t root) {
+  std::vector<std::pair<pid_t, pid_t>> parent_of;  // (pid, ppid)
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return {};
+  while (const dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // "pid (comm) state ppid ...": comm may hold blanks and parentheses.
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    long ppid = 0;
+    if (rest >> state >> ppid) parent_of.emplace_back(static_cast<pid_t>(pid), static_cast<pid_t>(ppid));
+  }
+  ::closedir(proc);
+  std::vector<pid_t> found{root};
+  for (std::size_t i = 0; i < found.size(); ++i)
+    for (const auto& [pid, ppid] : parent_of)
+      if (ppid == found[i]) found.push_back(pid);
+  found.erase(found.begin());
+  return found;
+}
+}  // namespace
+
+int Child::terminate() {
+  const std::vector<pid_t> below = descendants_of(pid_);
+  auto signal_all = [&](int sig) {
+    ::kill(pid_, sig);
+    for (pid_t p : below) ::kill(p, sig);
+  };
+  signal_all(SIGTERM);
+  int status = wait_up_to(kill_grace_seconds);
+  if (status != -1) return status;
+  signal_all(SIGKILL);
   return wait();
 }
 

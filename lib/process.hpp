@@ -25,10 +25,19 @@ class Child {
   pid_t pid() const noexcept { return pid_; }
   // Waits for exit; returns the raw wait status.
   int wait();
-  // Waits up to `seconds` for exit, then sends SIGTERM and waits for it.
+  // Waits up to `seconds` for exit, then ends it as terminate() does.
   int wait_or_terminate(int seconds);
+  // Sends SIGTERM, gives the child kill_grace_seconds to exit, then SIGKILL;
+  // returns the wait status. A child ignoring SIGTERM cannot hang the caller.
+  // The child's own children get the same signals: ssh leaves a ProxyCommand
+  // (or a ProxyJump ssh) running when it is killed before it connected.
+  int terminate();
+  static constexpr int kill_grace_seconds = 5;
 
  private:
+  // The wait status if the child exits within `seconds`, else -1.
+  int wait_up_to(int seconds);
+
   pid_t pid_ = -1;
 };
 

@@ -101,3 +101,104 @@ fake_server() {
     assert_output $'2\n5\n569\n91\n1'
   done
 }
+
+# A remote shell that never answers: it records its pid, then sleeps under
+# a name unique to this test, so that a leftover is easy to find.
+hanging_shell() {
+  HANG_MARK=tk-hang-$$-$BATS_TEST_NUMBER
+  printf '#!/bin/bash\n%s\necho $$ >%s\nexec -a %s sleep 1000\n' \
+    "${1:-}" "$PWD/hang.pid" "$HANG_MARK" >hang
+  chmod +x hang
+}
+
+teardown() {
+  # Only on failure (the old code left it running): the shell, by its pid.
+  if [ -s hang.pid ] && kill -0 "$(cat hang.pid)" 2>/dev/null; then kill -9 "$(cat hang.pid)"; fi
+  return 0
+}
+
+@test "remote backend: a .tap name on rmt-dump or rmt-tar is refused and nothing is created there" {
+  local server
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar; do
+    run "$BUFFER" --rmt-command="$server" -o "localhost:$PWD/oops.tap" <data
+    assert_equal "$status" 255
+    assert_output --partial "open localhost:$PWD/oops.tap: the rmt on localhost ($server) is not tapekit's, so $PWD/oops.tap would be a plain file there, not a virtual tape"
+    assert_output --partial "Wrong medium type"
+    run "$MT" --rmt-command="$server" -f "localhost:$PWD/oops.tap" status
+    assert_equal "$status" 1
+    assert_output --partial "the rmt on localhost ($server) is not tapekit's"
+    RMT=$server run "$REBLOCK" -o "localhost:$PWD/oops.tap" <data
+    assert_equal "$status" 1
+    assert_output --partial "--plain-remote"
+    assert_file_not_exists oops.tap
+    # Other names are plain files on every rmt, as before.
+    "$BUFFER" --rmt-command="$server" -o "localhost:$PWD/plain.tar" <data
+    cmp data plain.tar
+    rm plain.tar
+  done
+}
+
+@test "remote backend: --plain-remote writes a .tap name on rmt-dump as the plain file it is there" {
+  "$BUFFER" --plain-remote --rmt-command=/usr/sbin/rmt-dump -o "localhost:$PWD/b.tap" <data
+  cmp data b.tap
+  RMT=/usr/sbin/rmt-dump "$REBLOCK" --plain-remote -s 4 -i data -o "localhost:$PWD/r.tap"
+  cmp data r.tap
+  run "$MT" --plain-remote --rmt-command=/usr/sbin/rmt-dump -f "localhost:$PWD/r.tap" rewind
+  assert_equal "$status" 2  # rmt-dump: no tape operations on a file
+  assert_output --partial "Inappropriate ioctl"
+}
+
+@test "remote backend: a .tap name on tapekit's rmt is still a virtual tape, with the right op numbers" {
+  # The identity question comes before O; O resets the server's numbering,
+  # so a rewind must not go out as v1's 5 (a Linux weof) afterwards.
+  "$BUFFER" -o "localhost:$PWD/t.tap" <data
+  "$MT" -f "localhost:$PWD/t.tap" rewind
+  run "$MT" -f t.tap status
+  assert_equal "$status" 0
+  assert_output --partial "File number=0, block number=0"
+  run "$MT" -f t.tap fsf 2
+  assert_equal "$status" 2  # one filemark only: the rewind wrote none
+  "$MT" -f t.tap rewind
+  "$BUFFER" -i "localhost:$PWD/t.tap" >back
+  cmp data back
+}
+
+@test "remote backend: a remote shell that never answers times out, naming the host, and is not left behind" {
+  hanging_shell
+  run timeout 60 "$MT" --rsh-command="$PWD/hang" --connect-timeout 1 -f "farhost:$PWD/x" status
+  assert_equal "$status" 1
+  assert_output "mt: open farhost:$PWD/x: no answer from remote shell $PWD/hang for farhost within 1 s (--connect-timeout or TAPEKIT_CONNECT_TIMEOUT sets the limit): Connection timed out"
+  run pgrep -f "$HANG_MARK"
+  assert_equal "$status" 1
+  rm hang.pid
+  TAPEKIT_CONNECT_TIMEOUT=1 RSH=$PWD/hang run timeout 60 "$REBLOCK" -i farhost:/dev/nst0 -o out
+  assert_equal "$status" 1
+  assert_output --partial "no answer from remote shell $PWD/hang for farhost within 1 s"
+  run pgrep -f "$HANG_MARK"
+  assert_equal "$status" 1
+  rm hang.pid
+  run timeout 60 "$BUFFER" --rsh-command="$PWD/hang" --connect-timeout=1 -o farhost:/dev/nst0 <data
+  assert_equal "$status" 255
+  assert_output --partial "no answer from remote shell $PWD/hang for farhost within 1 s"
+  run pgrep -f "$HANG_MARK"
+  assert_equal "$status" 1
+}
+
+@test "remote backend: a remote shell that ignores SIGTERM is killed after the connect timeout" {
+  hanging_shell 'trap "" TERM'
+  run timeout 60 "$MT" --rsh-command="$PWD/hang" --connect-timeout 1 -f farhost:/dev/nst0 status
+  assert_equal "$status" 1
+  assert_output --partial "within 1 s"
+  run pgrep -f "$HANG_MARK"
+  assert_equal "$status" 1
+}
+
+@test "remote backend: a TAPEKIT_CONNECT_TIMEOUT that is no number of seconds is refused" {
+  TAPEKIT_CONNECT_TIMEOUT=soon run "$REBLOCK" -i "localhost:$PWD/data" -o out
+  assert_equal "$status" 1
+  assert_output "reblock: TAPEKIT_CONNECT_TIMEOUT='soon': not a number of seconds from 0 to 86400: Invalid argument"
+  assert_file_not_exists rsh.log
+  run "$MT" --connect-timeout=-1 -f "localhost:$PWD/data" status
+  assert_equal "$status" 1
+  assert_output --partial "--connect-timeout"
+}

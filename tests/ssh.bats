@@ -101,3 +101,36 @@ star() {
   RSH=$SSHDIR/ssh RMT=$TK_BIN/rmt buffer -i "root@localhost:$PWD/b.tap" >back
   cmp data back
 }
+
+@test "ssh: a .tap name over ssh on rmt-dump is refused and nothing is created there" {
+  echo data >data
+  RSH=$SSHDIR/ssh RMT=/usr/sbin/rmt-dump run buffer -o "root@localhost:$PWD/o.tap" <data
+  assert_equal "$status" 255
+  assert_output --partial "the rmt on localhost (/usr/sbin/rmt-dump) is not tapekit's"
+  assert_file_not_exists o.tap
+  RSH=$SSHDIR/ssh RMT=/usr/sbin/rmt-dump buffer --plain-remote -o "root@localhost:$PWD/o.tap" <data
+  cmp data o.tap
+}
+
+@test "ssh: an ssh that never gets through times out and leaves neither ssh nor its proxy behind" {
+  # A ProxyCommand that never connects stands for a host that never answers;
+  # ssh killed before it connected would leave it running on its own.
+  local mark=tk-proxy-$$-$BATS_TEST_NUMBER
+  printf '#!/bin/bash\necho $$ >%s\nexec -a %s sleep 1000\n' "$PWD/proxy.pid" "$mark" >proxy
+  chmod +x proxy
+  run timeout 60 mt --rsh-command="ssh -F none -o BatchMode=yes -o ProxyCommand=$PWD/proxy" \
+    --connect-timeout=1 -f "nohost.invalid:/dev/nst0" status
+  # Killed is enough: whether init reaps orphans is the machine's business,
+  # so a zombie counts as gone.
+  local left=0 state
+  state=$(sed 's/.*) //' "/proc/$(cat proxy.pid)/stat" 2>/dev/null | cut -d' ' -f1)
+  if [ -n "$state" ] && [ "$state" != Z ]; then
+    left=1
+    kill -9 "$(cat proxy.pid)"
+  fi
+  assert_equal "$status" 1
+  assert_output --partial "no answer from remote shell ssh for nohost.invalid within 1 s"
+  assert_equal "$left" 0
+  run pgrep -f "ProxyCommand=$PWD/proxy"
+  assert_equal "$status" 1
+}

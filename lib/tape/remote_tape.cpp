@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
@@ -91,6 +92,26 @@ TapeStatus from_mtget(const rmt::MtGet& m) {
   return s;
 }
 
+constexpr int default_connect_timeout = 30;
+constexpr int max_connect_timeout = 86400;
+
+// The option wins; the environment is read with secure_getenv like RSH, and
+// a value that is not a number of seconds is an error, not a silent default.
+int connect_timeout_seconds(const OpenOptions& options) {
+  if (options.connect_timeout >= 0) return std::min(options.connect_timeout, max_connect_timeout);
+  const char* v = ::secure_getenv("TAPEKIT_CONNECT_TIMEOUT");
+  if (v == nullptr || *v == '\0') return default_connect_timeout;
+  std::string_view text(v);
+  int seconds = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || seconds < 0 ||
+      seconds > max_connect_timeout)
+    throw Error(EINVAL, "TAPEKIT_CONNECT_TIMEOUT='" + std::string(text) +
+                            "': not a number of seconds from 0 to " +
+                            std::to_string(max_connect_timeout));
+  return seconds;
+}
+
 bool shell_safe(const std::string& s) {
   return !s.empty() && s.front() != '-' &&
          std::all_of(s.begin(), s.end(), [](char c) {
@@ -122,6 +143,7 @@ RemoteName parse_remote_name(const std::string& name) {
 RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& options)
     : Tape(name) {
   RemoteName rn = parse_remote_name(name);
+  connect_timeout_ = connect_timeout_seconds(options);
   std::vector<std::string> argv =
       split_blanks(pick(options.rsh_command, "RSH", "ssh"));
   if (argv.empty()) throw Error(EINVAL, "open " + name + ": empty remote shell command");
@@ -130,7 +152,8 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
     argv.push_back("-l");
     argv.push_back(rn.user);
   }
-  argv.push_back(pick(options.rmt_command, "RMT", "/etc/rmt"));
+  const std::string rmt_command = pick(options.rmt_command, "RMT", "/etc/rmt");
+  argv.push_back(rmt_command);
   shell_ = "remote shell " + argv.front() + " for " + rn.host;
   link_ = spawn_piped(argv);
   // A W request with a large record then leaves in one write(2).
@@ -139,13 +162,33 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   source_ = std::make_unique<rmt::FdSource>(link_.from_child.get(), "rmt link to " + rn.host);
   source_->set_busy_poll(rmt::default_busy_poll());
   in_ = std::make_unique<rmt::BufferedReader>(*source_, 16 * 1024);
-  request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";
+  // "Connected" means the open was answered: a remote shell that never
+  // starts the server (a host that is down, a stuck login) must not hang us.
+  connecting_ = true;
+  source_->set_timeout(connect_timeout_ > 0 ? connect_timeout_ * 1000 : -1);
   try {
+    if (!options.plain_remote && rn.path.ends_with(".tap")) {
+      // Asked before O, since O would already create the file: I-1 and i
+      // need no open device (our rmt answers them, others refuse harmlessly).
+      if (!server_is_tapekit("open")) {
+        hang_up();
+        throw Error(EMEDIUMTYPE,
+                    "open " + name + ": the rmt on " + rn.host + " (" + rmt_command +
+                        ") is not tapekit's, so " + rn.path +
+                        " would be a plain file there, not a virtual tape (point "
+                        "--rmt-command or RMT at tapekit's rmt, or use --plain-remote to "
+                        "open it as a plain file)");
+      }
+      version_ = Version::unknown;  // O starts the server's numbering afresh
+    }
+    request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";
     transact(request_, "open");
   } catch (...) {
     hang_up();
     throw;
   }
+  connecting_ = false;
+  source_->set_timeout(-1);
   open_ = true;
 }
 
@@ -160,7 +203,7 @@ RemoteTape::~RemoteTape() {
   hang_up();
 }
 
-int RemoteTape::hang_up() noexcept {
+int RemoteTape::hang_up(bool at_once) noexcept {
   open_ = false;
   link_.to_child = Fd();
   link_.from_child = Fd();
@@ -168,7 +211,7 @@ int RemoteTape::hang_up() noexcept {
   try {
     // The remote shell ends once rmt sees end of input; one that does not
     // (a stuck network) must not hang the client forever.
-    return link_.process.wait_or_terminate(30);
+    return at_once ? link_.process.terminate() : link_.process.wait_or_terminate(30);
   } catch (const Error&) {
     return -1;
   }
@@ -211,6 +254,15 @@ rmt::Reply RemoteTape::receive(const std::string& action) {
     // The reply may still come: a retried request would take it for its own.
     broken_ = true;
     throw;
+  } catch (const Error& e) {
+    if (e.errnum() != ETIMEDOUT || !connecting_) throw;
+    // A shell still trying to reach the host does not read its input, so it
+    // would not see the end of it: it is ended at once.
+    broken_ = true;
+    hang_up(true);
+    throw Error(ETIMEDOUT, action + " " + name() + ": no answer from " + shell_ + " within " +
+                               std::to_string(connect_timeout_) +
+                               " s (--connect-timeout or TAPEKIT_CONNECT_TIMEOUT sets the limit)");
   }
 }
 
@@ -253,12 +305,12 @@ void RemoteTape::write(std::span<const std::byte> data) {
                 static_cast<std::size_t>(std::min<std::int64_t>(r.value, static_cast<std::int64_t>(data.size()))));
 }
 
-void RemoteTape::probe_version() {
+void RemoteTape::probe_version(const std::string& action) {
   if (version_ != Version::unknown) return;
   // v1 servers (ours, rmt-dump, star, Solaris) answer exactly A1 and then
   // take portable op numbers; others fail the bogus ioctl and stay raw.
-  send("I-1\n0\n", "probe");
-  rmt::Reply r = receive("probe");
+  send("I-1\n0\n", action);
+  rmt::Reply r = receive(action);
   version_ = r.ok && r.value == 1 ? Version::v1 : Version::v0;
 }
 
@@ -348,13 +400,13 @@ TapeStatus RemoteTape::status() {
   return from_mtget(*m);
 }
 
-bool RemoteTape::server_is_tapekit() {
+bool RemoteTape::server_is_tapekit(const std::string& action) {
   if (!tapekit_) {
-    probe_version();
+    probe_version(action);
     bool known = false;
     if (version_ == Version::v1) {
-      send("i" + std::to_string(rmt::tapekit_identify_op) + "\n0\n", "identify");
-      rmt::Reply r = receive("identify");
+      send("i" + std::to_string(rmt::tapekit_identify_op) + "\n0\n", action);
+      rmt::Reply r = receive(action);
       known = r.ok && r.value == rmt::tapekit_identify_op;
     }
     tapekit_ = known;

@@ -33,6 +33,10 @@ class RemoteTape final : public Tape {
   // Runs RSH HOST [-l USER] RMT, where RSH is options.rsh_command, else
   // $RSH, else "ssh" (split at blanks, so "ssh -p 2222" works), and RMT is
   // options.rmt_command, else $RMT, else "/etc/rmt"; then opens the path.
+  // A path ending in ".tap" is a virtual tape only to tapekit's rmt: unless
+  // options.plain_remote, any other server is refused (EMEDIUMTYPE) before
+  // the open request that would create the file there. No answer within the
+  // connect timeout (see OpenOptions) ends the remote shell (ETIMEDOUT).
   RemoteTape(const std::string& name, int flags, const OpenOptions& options);
   ~RemoteTape() override;
 
@@ -51,16 +55,19 @@ class RemoteTape final : public Tape {
   rmt::Reply receive(const std::string& action);
   // Sends a request and returns the A value; throws Error for an E reply.
   std::int64_t transact(std::string_view request, const std::string& action);
-  void probe_version();
+  void probe_version(const std::string& action = "probe");
   // Whether the server is tapekit's rmt (asked once, v1 servers only).
-  bool server_is_tapekit();
+  bool server_is_tapekit(const std::string& action = "identify");
   [[noreturn]] void lose_connection(const std::string& action, const std::string& why);
-  // Closes the link and reaps the remote shell; returns its wait status
-  // (-1 when there was none or it could not be reaped).
-  int hang_up() noexcept;
+  // Closes the link and reaps the remote shell, which is given 30 s to see
+  // the end of its input unless `at_once`; returns its wait status (-1 when
+  // there was none or it could not be reaped).
+  int hang_up(bool at_once = false) noexcept;
 
   PipedChild link_;
   std::string shell_;  // the remote shell and host, for diagnostics
+  int connect_timeout_ = 0;  // seconds, 0: none
+  bool connecting_ = false;  // until the open is answered
   std::unique_ptr<rmt::FdSource> source_;
   std::unique_ptr<rmt::BufferedReader> in_;
   std::string request_;  // reused request buffer (header plus W payload)

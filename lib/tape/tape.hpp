@@ -84,6 +84,12 @@ struct OpenOptions {
   // directory it opened confined beneath an --allow entry. Away from
   // AT_FDCWD, "-" is a file of that name, not standard input or output.
   int dir_fd = AT_FDCWD;
+  // Seconds the remote shell and rmt get to answer the open; -1: take
+  // $TAPEKIT_CONNECT_TIMEOUT, else 30; 0: wait for ever.
+  int connect_timeout = -1;
+  // A remote "*.tap" name is opened even when the rmt there is not tapekit's
+  // (and so makes it a plain file); otherwise that open fails (EMEDIUMTYPE).
+  bool plain_remote = false;
 };
 
 class Tape {

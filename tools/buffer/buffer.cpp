@@ -126,6 +126,8 @@ OpenOptions open_options(const Options& o) {
   oo.rsh_command = o.rsh_command;
   oo.rmt_command = o.rmt_command;
   oo.force_local = o.force_local;
+  oo.connect_timeout = o.connect_timeout;
+  oo.plain_remote = o.plain_remote;
   return oo;
 }
 

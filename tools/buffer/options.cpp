@@ -35,7 +35,9 @@ const char* const kHelpText =
     "  --interval SECS  print a status line every SECS seconds\n"
     "  --no-drain  discard queued data on SIGINT/SIGTERM (as buffer 1.19)\n"
     "  --rsh-command CMD, --rmt-command CMD  how to reach host:path devices\n"
-    "  --force-local  a file name with a colon is a local file, not host:path\n";
+    "  --force-local  a file name with a colon is a local file, not host:path\n"
+    "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
+    "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n";
 
 namespace {
 
@@ -112,6 +114,8 @@ Options parse_options(int argc, char** argv) {
       ("rsh-command", "", cxxopts::value<std::string>())
       ("rmt-command", "", cxxopts::value<std::string>())
       ("force-local", "", cxxopts::value<bool>())
+      ("connect-timeout", "", cxxopts::value<std::string>())
+      ("plain-remote", "", cxxopts::value<bool>())
       ("help", "", cxxopts::value<bool>());
 
   cxxopts::ParseResult parsed;
@@ -198,6 +202,13 @@ Options parse_options(int argc, char** argv) {
       o.rmt_command = value;
     } else if (key == "force-local") {
       o.force_local = true;
+    } else if (key == "connect-timeout") {
+      std::int64_t seconds = count_arg(value, "--connect-timeout");
+      if (seconds < 0 || seconds > 86400)
+        fail_exact("buffer: invalid --connect-timeout '" + value + "': seconds from 0 to 86400");
+      o.connect_timeout = static_cast<int>(seconds);
+    } else if (key == "plain-remote") {
+      o.plain_remote = true;
     } else if (key == "help") {
       o.help = true;
     }

@@ -30,6 +30,8 @@ struct Options {
   std::string rsh_command;         // --rsh-command, for host:path names
   std::string rmt_command;         // --rmt-command
   bool force_local = false;        // --force-local
+  int connect_timeout = -1;        // --connect-timeout SECONDS (-1: default)
+  bool plain_remote = false;       // --plain-remote
   bool help = false;               // --help
 };
 

@@ -3,7 +3,8 @@
 // second character ("-fxyz DEV" is -f, "-f/dev/x" takes the next word). This
 // file reproduces that scan by hand, because a getopt-style parser (cxxopts)
 // would accept and reject different command lines. The long options tapekit
-// adds (--json, --rsh-command, --rmt-command, --file) are words mt-st answers
+// adds (--json, --rsh-command, --rmt-command, --connect-timeout,
+// --plain-remote, --file) are words mt-st answers
 // with its short usage, so recognising them breaks no mt-st command line.
 #include "cmdline.hpp"
 
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "../../lib/error.hpp"
+#include "../../lib/size.hpp"
 #include "commands.hpp"
 
 namespace mt {
@@ -53,10 +55,19 @@ Invocation parse_command_line(int argc, char** argv) {
       inv.json = true;
       continue;
     }
+    if (word == "--plain-remote") {
+      inv.open_options.plain_remote = true;
+      continue;
+    }
     std::string value;
     if (long_option(word, "--rsh-command", argn, argc, argv, inv.open_options.rsh_command) ||
         long_option(word, "--rmt-command", argn, argc, argv, inv.open_options.rmt_command))
       continue;
+    if (long_option(word, "--connect-timeout", argn, argc, argv, value)) {
+      inv.open_options.connect_timeout =
+          static_cast<int>(tk::parse_count(value, "--connect-timeout", 0, 86400));
+      continue;
+    }
     if (long_option(word, "--file", argn, argc, argv, value)) {
       inv.device = value;
       have_device = true;

@@ -35,7 +35,8 @@ enum class Exit : int { ok = 0, failure = 1, usage = 2 };
 // Equal to the SYNOPSIS of man/reblock.1.
 constexpr const char* usage_text =
     "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]\n"
-    "               [--pad-byte byte] [--force-local]\n";
+    "               [--pad-byte byte] [--force-local] [--connect-timeout seconds]\n"
+    "               [--plain-remote]\n";
 
 // Pipes are grown to this size where the system allows, so a read or write
 // of a large record is one system call rather than several.
@@ -43,7 +44,8 @@ constexpr std::size_t pipe_target = 1024 * 1024;
 
 std::string dashed(const std::string& name) { return (name.size() == 1 ? "-" : "--") + name; }
 
-Options parse_options(int argc, char** argv, bool& help) {
+// The remote options go straight into `remote`: only open_tape needs them.
+Options parse_options(int argc, char** argv, bool& help, tk::OpenOptions& remote) {
   cxxopts::Options spec("reblock");
   spec.add_options()
       ("B", "pad the last record")
@@ -55,7 +57,9 @@ Options parse_options(int argc, char** argv, bool& help) {
       ("t", "print totals")
       ("max-record", "largest input record", cxxopts::value<std::string>())
       ("pad-byte", "pad byte", cxxopts::value<std::string>())
-      ("force-local", "names with a colon are local files");
+      ("force-local", "names with a colon are local files")
+      ("connect-timeout", "seconds a host:path may stay silent", cxxopts::value<std::string>())
+      ("plain-remote", "host:x.tap may be a plain file there");
   Options options;
   try {
     auto result = spec.parse(argc, argv);
@@ -66,6 +70,10 @@ Options parse_options(int argc, char** argv, bool& help) {
     options.records = result.count("r") > 0;
     options.totals = result.count("t") > 0;
     options.force_local = result.count("force-local") > 0;
+    remote.plain_remote = result.count("plain-remote") > 0;
+    if (result.count("connect-timeout"))
+      remote.connect_timeout = static_cast<int>(tk::parse_count(
+          result["connect-timeout"].as<std::string>(), "--connect-timeout", 0, 86400));
     // A second -i or -o is a slip (which one was meant?), not an override.
     for (const char* name : {"i", "o"})
       if (result.count(name) > 1) throw tk::UsageError(std::string("-") + name + " given twice");
@@ -143,7 +151,8 @@ class SummaryAtExit {
 
 int run(int argc, char** argv) {
   bool help = false;
-  Options options = parse_options(argc, argv, help);
+  tk::OpenOptions open_options;
+  Options options = parse_options(argc, argv, help, open_options);
   if (help) {
     std::fputs(usage_text, stdout);
     return static_cast<int>(Exit::ok);
@@ -153,7 +162,6 @@ int run(int argc, char** argv) {
   catch_stop_signals();
 
   // The input first: a missing input must not truncate the output.
-  tk::OpenOptions open_options;
   open_options.force_local = options.force_local;
   auto in = tk::open_tape(options.input, O_RDONLY, open_options);
   auto out = tk::open_tape(options.output, O_WRONLY | O_CREAT | O_TRUNC, open_options);

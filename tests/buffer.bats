@@ -370,6 +370,46 @@ wait_buffer() {
   assert_output --regexp "^buffer \(writer\): interrupted; [0-9]+ bytes reached .*/out, [0-9]+ queued bytes were not written$"
 }
 
+@test "buffer: a second signal never kills the writer: a stopped writer, continued, closes and counts" {
+  tapekit_only
+  start_draining_buffer
+  local writer
+  writer=$(pgrep -P "$BUFFER_PID" -x buffer)
+  kill -STOP "$writer"
+  kill -TERM "$BUFFER_PID"
+  sleep 0.2
+  kill -TERM "$BUFFER_PID"
+  sleep 0.5
+  # 1.19-style (and tapekit before): the second signal SIGKILLed the writer.
+  kill -0 "$writer" || fail "the writer was killed by the second signal"
+  kill -CONT "$writer"
+  wait_buffer
+  assert_equal "$status" 254
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_output --regexp "^buffer \(writer\): interrupted; [0-9]+ bytes reached .*/out, [0-9]+ queued bytes were not written$"
+  [[ "$output" =~ interrupted\;\ ([0-9]+)\ bytes ]]
+  assert_equal "${BASH_REMATCH[1]}" "$(stat -c %s "$BATS_TEST_TMPDIR/out")"
+}
+
+@test "buffer: a third signal kills only a writer that made no progress, and claims no more than it had written" {
+  tapekit_only
+  start_draining_buffer
+  local writer
+  writer=$(pgrep -P "$BUFFER_PID" -x buffer)
+  kill -STOP "$writer"
+  kill -TERM "$BUFFER_PID"
+  sleep 0.2
+  kill -TERM "$BUFFER_PID"
+  sleep 0.2
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_output --regexp "^buffer \(reader\): the writer made no progress after it was told to stop and was killed; at most [0-9]+ bytes reached .*/out$"
+  [[ "$output" =~ at\ most\ ([0-9]+)\ bytes ]]
+  assert_equal "${BASH_REMATCH[1]}" "$(stat -c %s "$BATS_TEST_TMPDIR/out")"
+}
+
 @test "buffer: SIGTERM while the output is still opening (a FIFO nobody reads) ends the run quietly" {
   tapekit_only
   mkfifo "$BATS_TEST_TMPDIR/fifo"
@@ -596,6 +636,116 @@ tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' 
   done
   [ "$volumes" -ge 3 ] || fail "expected several volumes, got $volumes"
   assert_equal "$(sha out)" "$(sha in)"
+}
+
+# Runs buffer writing a paced 4 MB into $1 (a .tap) with a slow writer, in a
+# session of its own; returns once more than one MiB has reached the image,
+# so that a tape image's buffered window is part-way through.
+start_slow_tap_buffer() {
+  cd "$BATS_TEST_TMPDIR"
+  head -c 4000000 "$DATA" >in
+  mkfifo fin
+  exec 7<>fin
+  setsid "$BUFFER" -s 64k -m 8m -u 20000 -i fin -o "$1" 2>err &
+  BUFFER_PID=$!
+  (sleep 30; kill -9 "$BUFFER_PID" 2>/dev/null) &
+  WATCHDOG_PID=$!
+  pacer --rate 20m <in >&7 &
+  PACER_PID=$!
+  local i
+  for i in $(seq 200); do
+    [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 1048576 ] && return
+    sleep 0.05
+  done
+  fail "nothing reached $1"
+}
+
+@test "buffer: a second Ctrl-C on a .tap ends the tape at a record boundary, closed, and counts what is on it" {
+  tapekit_only
+  start_slow_tap_buffer v.tap
+  kill -INT -- "-$BUFFER_PID"
+  sleep 0.1
+  kill -INT -- "-$BUFFER_PID"
+  wait_buffer
+  kill "$PACER_PID" 2>/dev/null || true
+  assert_equal "$status" 254
+  run "$MT" -f v.tap verify
+  assert_success
+  run cat err
+  assert_output --regexp "^buffer \(writer\): interrupted; [0-9]+ bytes reached v\.tap, [0-9]+ queued bytes were not written$"
+  [[ "$output" =~ interrupted\;\ ([0-9]+)\ bytes ]]
+  local reached=${BASH_REMATCH[1]}
+  # Whole 64 KiB records, a prefix of the input, then the filemark close wrote.
+  "$MT" -f v.tap rewind
+  "$BUFFER" -s 64k -i v.tap >back
+  assert_equal "$(stat -c %s back)" "$reached"
+  assert_equal $((reached % 65536)) 0
+  assert_equal "$(sha back)" "$(head -c "$reached" in | sha)"
+  assert_equal "$(tap_records v.tap $((reached / 65536 + 1)) | tr ' ' '\n' | sort -u | tr '\n' ' ')" "0 65536 "
+}
+
+@test "buffer: --next-volume whose command frees no room ends at the first volume that takes nothing, not in a loop" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  head -c 1000000 "$DATA" >in
+  "$MT" -f v.tap vt-create 200k
+  # The same full tape stays loaded; it may still take a record past its
+  # early warning (as st allows), but then nothing: before, this looped.
+  run --separate-stderr timeout 20 "$BUFFER" -s 10k -i in -o v.tap --next-volume true
+  assert_equal "$status" 254
+  local changes futile
+  changes=$(grep -c 'running the volume change command' <<<"$stderr")
+  [ "$changes" -le 2 ] || fail "$changes volume changes"
+  futile=$((changes + 1))
+  assert_equal "${stderr_lines[-2]}" "buffer (writer): volume $futile of v.tap took no data: a block of 10240 bytes did not fit: No space left on device"
+  assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): [0-9]+ bytes reached v\\.tap \\(volume 1: [0-9]+, .*volume $futile: 0\\), [0-9]+ queued bytes were not written$"
+  [[ "${stderr_lines[-1]}" =~ :\ ([0-9]+)\ bytes\ reached ]]
+  local reached=${BASH_REMATCH[1]} i
+  # Each volume that took data is a file on the one image: all of it is there.
+  "$MT" -f v.tap rewind
+  for i in $(seq "$changes"); do "$BUFFER" -s 10k -i v.tap >>back; done
+  assert_equal "$(stat -c %s back)" "$reached"
+  assert_equal "$(sha back)" "$(head -c "$reached" in | sha)"
+}
+
+@test "buffer: --next-volume with a block larger than the medium is an error after one change" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  head -c 1000000 "$DATA" >in
+  "$MT" -f v.tap vt-create 100k
+  run --separate-stderr timeout 20 "$BUFFER" -s 300k -i in -o v.tap \
+    --next-volume 'mv v.tap old.tap; mv v.tap.state old.tap.state; mt -f v.tap vt-create 100k'
+  assert_equal "$status" 254
+  assert_equal "$(grep -c 'running the volume change command' <<<"$stderr")" 1
+  assert_equal "${stderr_lines[2]}" "buffer (writer): volume 2 of v.tap took no data: a block of 307200 bytes did not fit: No space left on device"
+  assert_regex "${stderr_lines[3]}" "^buffer \\(writer\\): 0 bytes reached v\\.tap \\(volume 1: 0, volume 2: 0\\), [0-9]+ queued bytes were not written$"
+}
+
+@test "buffer: the --next-volume command gets BUFFER_VOLUME, BUFFER_BYTES and BUFFER_OUTPUT" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=1000000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/vol" \
+    --next-volume 'echo "$BUFFER_VOLUME $BUFFER_BYTES $BUFFER_OUTPUT" >>seen; mv vol vol.$BUFFER_VOLUME'
+  assert_success
+  assert_equal "$(cat seen)" "2 1000000 $PWD/vol
+3 2000000 $PWD/vol"
+  assert_equal "$(cat vol.2 vol.3 vol | sha256sum | cut -d' ' -f1)" "$(sha "$SMALL")"
+}
+
+@test "buffer: -i of a damaged .tap names the damage and its offset" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  head -c 300000 "$DATA" | "$BUFFER" -s 10k -o a.tap
+  # Nine whole records of 10240 + 8 bytes, then a cut one.
+  truncate -s 100000 a.tap
+  "$MT" -f a.tap rewind
+  run --separate-stderr bash -c '"$0" -s 10k -i a.tap >out' "$BUFFER"
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[0]}" "buffer (reader): failed to read input: Input/output error"
+  assert_equal "${stderr_lines[1]}" "buffer (reader): a.tap: record of 10240 bytes cut short by the end of the image at offset 92232 (mt verify shows the first damage)"
+  # The records before the damage still reached the output.
+  assert_equal "$(sha out)" "$(head -c 92160 "$DATA" | sha)"
 }
 
 @test "buffer: a new name with a colon is remote, and the failure says so; --force-local or an existing file makes it local" {

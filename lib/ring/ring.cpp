@@ -41,6 +41,7 @@ struct Ring::Shared {
   std::atomic<std::uint64_t> bytes_out{0};
   std::atomic<std::uint64_t> peak_filled{0};
   std::atomic<std::uint64_t> underruns{0};
+  std::atomic<std::uint64_t> consumer_steps{0};
   // Followed by `blocks` lengths, then the blocks themselves.
 };
 
@@ -190,6 +191,7 @@ void Ring::release(std::size_t bytes_written) noexcept {
   Shared& s = *shared_;
   in_underrun_ = false;
   s.bytes_out.fetch_add(bytes_written, std::memory_order_relaxed);
+  s.consumer_steps.fetch_add(1, std::memory_order_relaxed);
   std::uint64_t consumed = s.consumed.load(std::memory_order_relaxed) + 1;
   s.consumed.store(consumed, std::memory_order_seq_cst);
   s.consumed_word.fetch_add(1, std::memory_order_seq_cst);
@@ -207,6 +209,9 @@ void Ring::request_abort() noexcept {
 }
 
 bool Ring::abort_requested() const noexcept { return shared_->abort.load(); }
+void Ring::set_bytes_out(std::uint64_t bytes) noexcept { shared_->bytes_out.store(bytes); }
+void Ring::note_consumer_step() noexcept { shared_->consumer_steps.fetch_add(1); }
+std::uint64_t Ring::consumer_steps() const noexcept { return shared_->consumer_steps.load(); }
 void Ring::note_consumer_started() noexcept { shared_->consumer_started.store(true); }
 void Ring::set_consumer_ready() noexcept { shared_->consumer_ready.store(true); }
 bool Ring::consumer_ready() const noexcept { return shared_->consumer_ready.load(); }

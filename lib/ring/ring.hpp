@@ -55,6 +55,13 @@ class Ring {
   std::size_t filled() const noexcept;
   std::span<const std::byte> oldest_filled_block() const noexcept;
   void release(std::size_t bytes_written) noexcept;
+  // The consumer's corrected count of bytes that reached its output: a
+  // partial write it counted itself, or buffered writes the output lost.
+  void set_bytes_out(std::uint64_t bytes) noexcept;
+  // The consumer came back from a call to its output (release() counts as
+  // one): a side that sees this count move knows the consumer is not stuck.
+  void note_consumer_step() noexcept;
+  std::uint64_t consumer_steps() const noexcept;
 
   // Requests, visible to both sides.
   void request_abort() noexcept;  // stop now, queued data is discarded

@@ -17,12 +17,14 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
 #include "../../lib/main.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
+#include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "report.hpp"
 
@@ -40,6 +42,7 @@ volatile std::sig_atomic_t g_drain = 1;       // drain the queue on the first si
 volatile std::sig_atomic_t g_final_wait = 0;  // reader: waiting for the writer to finish
 volatile std::sig_atomic_t g_writer_pid = 0;  // reader: which child is the writer
 volatile std::sig_atomic_t g_writer_ready = 0;  // writer: output open, queue draining
+volatile std::sig_atomic_t g_abandon = 0;  // writer: the reader asked it to abandon the queue
 
 constexpr auto kPollInterval = 250ms;  // how soon a side notices the other's death
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -73,6 +76,13 @@ void on_writer_signal(int) {
     request_stop();
   else
     ::kill(::getppid(), SIGUSR2);
+}
+// The reader's SIGUSR1: abandon the queue (a second signal reached the
+// reader alone, or --no-drain). Stopping is not dying: the writer still
+// closes its output as a tape and says what reached it.
+void on_abandon_request(int) {
+  g_abandon = 1;
+  request_stop();
 }
 void on_reader_death(int) {
   g_peer_gone = 1;
@@ -186,7 +196,8 @@ class Writer {
         continue;
       }
       if (waited == Ring::Wait::finished) {
-        if (ring_.abort_requested()) abandon("stopped by the reader", 0);
+        if (ring_.abort_requested())
+          abandon(stopping() ? "interrupted" : "stopped by the reader");
         break;
       }
       // buffer 1.19 writes batches of exactly `batch` blocks with -p; blocks
@@ -195,7 +206,7 @@ class Writer {
       for (std::size_t i = 0; i < count; ++i) {
         // A write to a file or tape does not block, so a signal may not
         // interrupt one: look at the flags between blocks too.
-        if (g_signals >= 2 || (g_signals && !g_drain)) abandon("interrupted", 0);
+        if (stopping()) abandon("interrupted");
         write_oldest_block();
       }
     }
@@ -208,11 +219,14 @@ class Writer {
   }
 
  private:
+  // The queue is to be abandoned: a second signal, the reader's request, or
+  // the first signal with --no-drain.
+  static bool stopping() { return g_abandon || g_signals >= 2 || (g_signals && !g_drain); }
+
   void write_oldest_block() {
     std::span<const std::byte> block = ring_.oldest_filled_block();
     if (options_.debug >= 2) print_stderr("W: writing " + std::to_string(block.size()) + "\n");
     write_block(block);
-    written_ += block.size();
     ring_.release(block.size());
     ring_.note_consumer_started();
     legacy_.after_block(written_);
@@ -223,21 +237,36 @@ class Writer {
     }
   }
 
+  // Bytes the output accepted, on the current volume.
+  void count_written(std::size_t bytes) {
+    written_ += bytes;
+    per_volume_.back() += bytes;
+    if (bytes > 0) fresh_volume_ = false;
+  }
+
   // One block to the output. A full medium with --next-volume changes
-  // volumes and goes on with what did not fit; nothing is dropped.
+  // volumes and goes on with what did not fit; nothing is dropped. A tape
+  // takes a block whole or not at all; a stream may take part of it.
   void write_block(std::span<const std::byte> block) {
     std::size_t done = 0;
     for (;;) {
       try {
         output_->write(block.subspan(done));
+        count_written(block.size() - done);
         return;
       } catch (const Interrupted& e) {
+        count_written(e.bytes_done());
         done += e.bytes_done();
-        after_interruption(done);
+        after_interruption();
       } catch (const Error& e) {
+        count_written(e.bytes_done());
         done += e.bytes_done();
         if (e.errnum() == ENOSPC && options_.next_volume) {
-          change_volume(done);
+          // A volume that takes nothing at all would take nothing after any
+          // number of changes (a command that freed no room, a block larger
+          // than the medium): that ends the run instead of looping.
+          if (fresh_volume_) refuse_volume(e, block.size(), block.size() - done);
+          change_volume();
           continue;
         }
         report_write_failure(e, block.size(), done);
@@ -245,41 +274,73 @@ class Writer {
     }
   }
 
-  // `in_flight`: bytes of the current block already written.
-  void after_interruption(std::size_t in_flight) {
-    if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died", in_flight);
-    if (g_signals >= 2 || !g_drain) abandon("interrupted", in_flight);
+  void after_interruption() {
+    ring_.note_consumer_step();
+    if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died");
+    if (stopping()) abandon("interrupted");
     clear_stop();  // first signal: keep draining
   }
 
   void check_reader_alive() {
-    if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died", 0);
-    if (ring_.abort_requested()) abandon("stopped by the reader", 0);
+    if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died");
+    if (ring_.abort_requested()) abandon(stopping() ? "interrupted" : "stopped by the reader");
   }
 
-  [[noreturn]] void abandon(const std::string& why, std::size_t in_flight) {
+  // Takes no more blocks, closes the output as at a normal end (a tape gets
+  // its filemark, a tape image writes out the records it still holds) and
+  // says what reached it. Never a kill: a killed writer would lose what the
+  // output buffers and leave a tape image ending in a cut record.
+  [[noreturn]] void abandon(const std::string& why) {
     ring_.set_consumer_reported();
-    throw ExactExit(kExitRuntime, "buffer (writer): " + why + "; " + reached_text(in_flight));
+    ring_.note_consumer_step();
+    std::string closing = close_after_stop();
+    throw ExactExit(kExitRuntime, closing + "buffer (writer): " + why + "; " + reached_text());
   }
 
-  // "N bytes reached OUTPUT, M queued bytes were not written", counting the
-  // in_flight bytes of the current block that did reach it.
-  std::string reached_text(std::size_t in_flight) const {
-    std::uint64_t reached = written_ + in_flight;
-    return std::to_string(reached) + " bytes reached " + output_->name() + ", " +
-           std::to_string(ring_.stats().bytes_in - reached) + " queued bytes were not written\n";
+  // "N bytes reached OUTPUT (volume 1: A, volume 2: B), M queued bytes were
+  // not written".
+  std::string reached_text() const {
+    std::string text = std::to_string(written_) + " bytes reached " + output_->name();
+    if (per_volume_.size() > 1) {
+      for (std::size_t i = 0; i < per_volume_.size(); ++i)
+        text += (i == 0 ? " (volume " : ", volume ") + std::to_string(i + 1) + ": " +
+                std::to_string(per_volume_[i]);
+      text += ")";
+    }
+    return text + ", " + std::to_string(ring_.stats().bytes_in - written_) +
+           " queued bytes were not written\n";
   }
 
   // Bytes the output had accepted but then lost (a tape image's buffered
-  // records, LostWrites) did not reach it after all: they come off written_,
-  // and the returned line (empty for any other failure) says so.
+  // records, LostWrites) did not reach it after all: they come off written_
+  // and off the ring's count, and the returned line (empty for any other
+  // failure) says so.
   std::string take_back_lost(const Error& e) {
     const auto* lost = dynamic_cast<const LostWrites*>(&e);
     if (lost == nullptr) return "";
-    written_ -= std::min<std::uint64_t>(lost->bytes_lost(), written_);
+    std::uint64_t bytes = std::min<std::uint64_t>(lost->bytes_lost(), per_volume_.back());
+    written_ -= bytes;
+    per_volume_.back() -= bytes;
+    ring_.set_bytes_out(written_);
     return "buffer (writer): " + output_->name() + " lost the last " +
            std::to_string(lost->bytes_lost()) + " bytes it had accepted: " +
            strerror_text(lost->cause()) + "\n";
+  }
+
+  // Closes the output after a stop or a failure; returns what went wrong
+  // (empty when nothing did) with any loss already taken off the counts.
+  std::string close_after_stop() {
+    clear_stop();  // a stop still pending would make the close give up at once
+    std::string text;
+    try {
+      output_->close();
+    } catch (const Error& e) {
+      text = "buffer (writer): close of " + output_->name() + " failed: " +
+             strerror_text(e.errnum()) + "\n" + take_back_lost(e);
+    }
+    ring_.note_consumer_step();
+    ring_.set_bytes_out(written_);
+    return text;
   }
 
   // The output may still be writing buffered records when it closes (a tape
@@ -292,8 +353,10 @@ class Writer {
       std::string loss = take_back_lost(e);
       throw ExactExit(kExitRuntime, "buffer (writer): close of " + output_->name() + " failed: " +
                                         strerror_text(e.errnum()) + "\n" + loss +
-                                        "buffer (writer): " + reached_text(0));
+                                        "buffer (writer): " + reached_text());
     }
+    ring_.note_consumer_step();
+    ring_.set_bytes_out(written_);
   }
 
   [[noreturn]] void report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
@@ -302,33 +365,55 @@ class Writer {
     std::string loss = take_back_lost(e);
     char kilobytes[32];
     std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
-                  static_cast<unsigned long long>((written_ + done) / 1024));
-    throw ExactExit(kExitRuntime,
-                    "buffer (writer): write of data failed: " + output_->name() + ": " +
-                        strerror_text(e.errnum()) + "\nbytes to write=" + std::to_string(to_write) +
-                        ", bytes written=" + std::to_string(done) + ", total written " + kilobytes +
-                        "\n" + loss + "buffer (writer): " + reached_text(done));
+                  static_cast<unsigned long long>(written_ / 1024));
+    std::string text = "buffer (writer): write of data failed: " + output_->name() + ": " +
+                       strerror_text(e.errnum()) + "\nbytes to write=" + std::to_string(to_write) +
+                       ", bytes written=" + std::to_string(done) + ", total written " +
+                       kilobytes + "\n" + loss;
+    // The tape still gets closed as a tape before the count is final.
+    text += close_after_stop();
+    throw ExactExit(kExitRuntime, text + "buffer (writer): " + reached_text());
   }
 
-  void change_volume(std::size_t in_flight) {
-    ++volume_;
+  // The volume just loaded took none of what was left of the block.
+  [[noreturn]] void refuse_volume(const Error& e, std::size_t block_size, std::size_t left) {
+    ring_.set_consumer_reported();
+    std::string what = left == block_size
+                           ? "a block of " + std::to_string(block_size) + " bytes"
+                           : "the last " + std::to_string(left) + " bytes of a block";
+    std::string text = "buffer (writer): volume " + std::to_string(per_volume_.size()) + " of " +
+                       output_->name() + " took no data: " + what + " did not fit: " +
+                       strerror_text(e.errnum()) + "\n";
+    text += close_after_stop();
+    throw ExactExit(kExitRuntime, text + "buffer (writer): " + reached_text());
+  }
+
+  void change_volume() {
+    // Closed first, so the count below is what reached this volume.
+    close_output();
     print_stderr("buffer (writer): end of medium on " + output_->name() + " after " +
-                 std::to_string(written_ + in_flight) +
-                 " bytes; running the volume change command\n");
-    output_->close();
+                 std::to_string(written_) + " bytes; running the volume change command\n");
+    per_volume_.push_back(0);
+    // As tar's -F script gets TAR_VOLUME: which volume is wanted, and how
+    // far the data has got.
+    ::setenv("BUFFER_VOLUME", std::to_string(per_volume_.size()).c_str(), 1);
+    ::setenv("BUFFER_BYTES", std::to_string(written_).c_str(), 1);
+    ::setenv("BUFFER_OUTPUT", options_.output.c_str(), 1);
     Fd null = open_file("/dev/null", O_RDONLY);
     // The command gets /dev/null as input and our stderr as output, so it can
     // never read from or write into the data stream.
     int status = run_shell(*options_.next_volume, null.get(), 2);
+    ring_.note_consumer_step();
     if (status != 0) {
       ring_.set_consumer_reported();
       throw ExactExit(kExitRuntime, "buffer (writer): volume change command failed (" +
                                         describe_wait_status(status) + "); " +
-                                        std::to_string(written_ + in_flight) +
-                                        " bytes were written\n");
+                                        std::to_string(written_) + " bytes were written\n");
     }
     output_ = open_tape(options_.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(options_));
-    print_stderr("buffer (writer): continuing on volume " + std::to_string(volume_) + "\n");
+    fresh_volume_ = true;
+    print_stderr("buffer (writer): continuing on volume " + std::to_string(per_volume_.size()) +
+                 "\n");
   }
 
   Ring& ring_;
@@ -336,22 +421,27 @@ class Writer {
   const Options& options_;
   LegacyReport legacy_;
   pid_t reader_;
-  std::uint64_t written_ = 0;
+  std::uint64_t written_ = 0;            // bytes that reached the output, all volumes
+  std::vector<std::uint64_t> per_volume_{0};  // of which on each volume
+  bool fresh_volume_ = false;            // a volume just loaded has taken nothing yet
   std::uint64_t next_gib_ = kGiB;
-  int volume_ = 1;
 };
 
 int writer_process(Ring& ring, const Options& options, Clock::time_point start, pid_t reader) {
   // Learn of the reader's death even while blocked in write(2).
   ::prctl(PR_SET_PDEATHSIG, SIGUSR2);
   install_handler(SIGUSR2, on_reader_death);
+  install_handler(SIGUSR1, on_abandon_request);
   for (int sig : kTerminatingSignals) install_handler(sig, on_writer_signal);
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGCHLD, SIG_DFL);
-  sigset_t child_signal;
-  sigemptyset(&child_signal);
-  sigaddset(&child_signal, SIGCHLD);
-  ::sigprocmask(SIG_UNBLOCK, &child_signal, nullptr);
+  // Both were blocked across the fork: a request to abandon that came before
+  // the handler was in place is delivered now.
+  sigset_t blocked_at_fork;
+  sigemptyset(&blocked_at_fork);
+  sigaddset(&blocked_at_fork, SIGCHLD);
+  sigaddset(&blocked_at_fork, SIGUSR1);
+  ::sigprocmask(SIG_UNBLOCK, &blocked_at_fork, nullptr);
   if (::getppid() != reader) g_peer_gone = 1;
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   return run_main("buffer (writer)", policy, [&] {
@@ -465,8 +555,12 @@ class Reader {
         more = false;
       } catch (const Error& e) {
         // Drain what was accepted, then report: the data already read reaches
-        // the output (1.19 discarded it).
+        // the output (1.19 discarded it). 1.19's line comes first; a damaged
+        // tape image also says what is damaged and where, as reblock and mt do.
         read_error = "buffer (reader): failed to read input: " + strerror_text(e.errnum()) + "\n";
+        if (const auto* damaged = dynamic_cast<const DamagedImage*>(&e))
+          read_error += "buffer (reader): " + input_.name() + ": " + damaged->damage() +
+                        " (mt verify shows the first damage)\n";
         more = false;
       }
       if (got > 0) publish(block, got);
@@ -477,7 +571,7 @@ class Reader {
     }
     if (g_peer_gone) return writer_gone();
     if (!g_drain && (g_signals || g_stop_input)) {
-      ring_.request_abort();
+      abandon_queue();
       return finish_writer(kExitRuntime);
     }
     ring_.finish_input(read_error.empty() && !g_signals && !g_stop_input);
@@ -571,14 +665,36 @@ class Reader {
     return kExitRuntime;
   }
 
-  // Waits for the writer to drain the ring. A further signal abandons the queue.
+  // The writer stops taking blocks, closes its output (as a tape: filemark,
+  // buffered records written out) and says what reached it.
+  void abandon_queue() {
+    ring_.request_abort();
+    ::kill(writer_.pid(), SIGUSR1);
+  }
+
+  // Waits for the writer to drain the ring. A further signal abandons the
+  // queue; after that, a signal kills the writer only if it has made no
+  // progress since the signal before (stuck in the kernel on a dead device
+  // or mount): a writer that is still closing its output is never killed.
   int finish_writer(int status) {
     g_final_wait = 1;
     int signals_seen = g_signals;
+    bool abandoning = false;
+    bool killed = false;
+    std::uint64_t steps = 0;
     for (;;) {
       clear_stop();
       try {
         int writer_status = writer_.wait();
+        if (killed) {
+          // What it had handed to the output is an upper bound: an output
+          // that buffers (a tape image) lost what it had not yet stored.
+          print_stderr("buffer (reader): the writer made no progress after it was told to stop "
+                       "and was killed; at most " +
+                       std::to_string(ring_.stats().bytes_out) + " bytes reached " +
+                       output_name() + "\n");
+          return kExitRuntime;
+        }
         if (writer_status != 0) {
           if (!ring_.consumer_reported() && !(WIFEXITED(writer_status)))
             print_stderr("buffer (reader): the writer process ended (" +
@@ -588,13 +704,26 @@ class Reader {
         return status;
       } catch (const Interrupted&) {
         if (g_signals > signals_seen && (signals_seen > 0 || g_signals >= 2)) {
-          ring_.request_abort();
-          ::kill(writer_.pid(), SIGKILL);
+          if (!abandoning) {
+            abandoning = true;
+            abandon_queue();
+          } else if (ring_.consumer_steps() == steps) {
+            ring_.set_consumer_reported();
+            ::kill(writer_.pid(), SIGKILL);
+            killed = true;
+          } else {
+            ::kill(writer_.pid(), SIGUSR1);
+          }
+          steps = ring_.consumer_steps();
         }
         signals_seen = g_signals;
         status = kExitRuntime;
       }
     }
+  }
+
+  std::string output_name() const {
+    return options_.output.empty() ? std::string("standard output") : options_.output;
   }
 
   Ring& ring_;
@@ -646,10 +775,12 @@ int run(const Options& options) {
   install_handler(SIGUSR2, on_stop_input);
   for (int sig : kTerminatingSignals) install_handler(sig, on_reader_signal);
 
-  // SIGCHLD waits until the writer's pid is known to its handler.
+  // SIGCHLD waits until the writer's pid is known to its handler, and the
+  // writer's SIGUSR1 (abandon the queue) until it has its handler.
   sigset_t child_signal, previous_mask;
   sigemptyset(&child_signal);
   sigaddset(&child_signal, SIGCHLD);
+  sigaddset(&child_signal, SIGUSR1);
   ::sigprocmask(SIG_BLOCK, &child_signal, &previous_mask);
   std::fflush(nullptr);
   Clock::time_point start = Clock::now();

@@ -145,10 +145,10 @@ static const char *rewrite_path(const char *path, char *buf, size_t size) {
   return path;
 }
 
-static void log_open(const char *path, int flags) {
+static void log_open(int dir_fd, const char *path, int flags) {
   struct stat st;
   int saved = errno;
-  if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) && is_fake_path_rdev(st.st_rdev)) {
+  if (fstatat(dir_fd, path, &st, 0) == 0 && S_ISCHR(st.st_mode) && is_fake_path_rdev(st.st_rdev)) {
     int acc = flags & O_ACCMODE;
     log_line("open %s%s\n", acc == O_RDONLY ? "rdonly" : acc == O_WRONLY ? "wronly" : "rdwr",
              (flags & O_NONBLOCK) ? " nonblock" : "");
@@ -157,13 +157,24 @@ static void log_open(const char *path, int flags) {
 }
 
 typedef int (*open_fn)(const char *, int, ...);
+typedef int (*openat_fn)(int, const char *, int, ...);
 
 static int forward_open(const char *name, const char *path, int flags, mode_t mode) {
   char buf[4096];
   open_fn real = (open_fn)dlsym(RTLD_NEXT, name);
   path = rewrite_path(path, buf, sizeof buf);
-  log_open(path, flags);
+  log_open(AT_FDCWD, path, flags);
   return real(path, flags, mode);
+}
+
+/* tapekit opens devices with openat(2) (a confined open needs a directory);
+ * mt-st uses open(2). Both must reach the same log. */
+static int forward_openat(const char *name, int dir_fd, const char *path, int flags, mode_t mode) {
+  char buf[4096];
+  openat_fn real = (openat_fn)dlsym(RTLD_NEXT, name);
+  if (path[0] == '/') path = rewrite_path(path, buf, sizeof buf);
+  log_open(dir_fd, path, flags);
+  return real(dir_fd, path, flags, mode);
 }
 
 static mode_t mode_arg(int flags, va_list ap) {
@@ -189,3 +200,27 @@ int open64(const char *path, int flags, ...) {
 int __open_2(const char *path, int flags) { return forward_open("open", path, flags, 0); }
 
 int __open64_2(const char *path, int flags) { return forward_open("open64", path, flags, 0); }
+
+int openat(int dir_fd, const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return forward_openat("openat", dir_fd, path, flags, mode);
+}
+
+int openat64(int dir_fd, const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  return forward_openat("openat64", dir_fd, path, flags, mode);
+}
+
+int __openat_2(int dir_fd, const char *path, int flags) {
+  return forward_openat("openat", dir_fd, path, flags, 0);
+}
+
+int __openat64_2(int dir_fd, const char *path, int flags) {
+  return forward_openat("openat64", dir_fd, path, flags, 0);
+}

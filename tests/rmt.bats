@@ -618,18 +618,40 @@ count_watches() {
 }
 
 @test "rmt: a tape that cannot be closed at the end of input makes the exit status 4 and is logged" {
+  # The record is accepted into the drive's buffer (blocks reserved on ext4
+  # or xfs), and the close's flush of it meets a full disk.
+  case "$(stat -f -c %T .)" in
+    ext2/ext3 | xfs) ;;
+    *) skip "the drive buffers writes only on ext4 and xfs" ;;
+  esac
+  head -c 5000 /dev/zero >record
+  { printf 'Ot.tap\n66 O_RDWR|O_CREAT\nW5000\n'; cat record; } >in.bin
+  status=0
+  TK_MEDIUM_PATH="$PWD/t.tap" TK_MEDIUM_BYTES=4096 TK_MEDIUM_FALLOCATE=ignore \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log rmt.log <in.bin >out 2>err || status=$?
+  assert_equal "$status" 4
+  assert_out $'A0\nA5000\n'
+  run cat rmt.log
+  assert_output --partial 'end="eof; close: write t.tap (5000 bytes of records already accepted were lost: No space left on device)'
+  # Nothing half-written stays: the image is cut back to BOT, and the state
+  # still says a session was under way, for the next open to check.
+  assert_equal "$(stat -c %s t.tap)" 0
+  assert_not_exist t.tap.state.tmp
+  run grep -x 'writing 1' t.tap.state
+  assert_success
+}
+
+@test "rmt: a write whose drive state cannot be saved first is refused, and nothing reaches the image" {
   printf 'Ot.tap\n66 O_RDWR|O_CREAT\nW2\nok' >in.bin
-  # The drive state cannot be written: the close after the write fails.
   status=0
   TK_MEDIUM_PATH="$PWD/t.tap.state" TK_MEDIUM_BYTES=0 LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" \
-    "$RMT" --log rmt.log <in.bin >out 2>err || status=$?
+    "$RMT" <in.bin >out 2>err || status=$?
+  # The tape's close cannot save the state either: exit 4, as for any close.
   assert_equal "$status" 4
-  assert_out $'A0\nA2\n'
-  run cat rmt.log
-  assert_output --partial 'end="eof; close: write t.tap.state.tmp: No space left on device"'
-  # The half-written copy of the state is removed; the image keeps its record.
+  # Not "A4": the bytes the state file took are no part of the record.
+  assert_out $'A0\nE28\nNo space left on device\n'
+  assert_equal "$(stat -c %s t.tap)" 0
   assert_not_exist t.tap.state.tmp
-  assert_equal "$(stat -c %s t.tap)" 14
 }
 
 # A write the medium takes only in part is answered with the count that

@@ -874,7 +874,7 @@ EOF2
   assert_equal "$(sha got)" "$(head -c $((8 * 262144)) data | sha)"
 }
 
-@test "tape: a writer killed mid-tape loses at most the buffered MiB; eod stops at the cut record and a write repairs it" {
+@test "tape: the open after a writer killed mid-tape completes its close: cut record removed, filemark written, drive past it" {
   on_disk
   tapectl t.tap write 600000 600000 : hold ready 60 3>&- &
   holder=$!
@@ -885,16 +885,47 @@ EOF2
   # The first 1 MiB window reached the image; the second record is cut in it.
   assert_equal "$(stat -c %s t.tap)" 1048576
   run "$MT" -f t.tap verify
-  assert_failure
-  assert_output --partial "offset 600008"
-  run --separate-stderr "$MT" -f t.tap eod
-  assert_failure
-  assert_equal "${stderr_lines[0]}" "t.tap: Input/output error"
-  assert_equal "${stderr_lines[1]}" "mt: t.tap: record of 600000 bytes cut short by the end of the image at offset 600008 (mt verify shows the first damage)"
+  assert_success
+  assert_line --index 0 "t.tap: no structural errors"
+  assert_line --index 1 "t.tap: the last write session ended without a close (its writer was killed or lost power); 448568 bytes of a record cut short were removed at offset 600008, the filemark its close would have written was written, and the drive was left at file 1"
+  run simh_dump t.tap
+  assert_output "600000 TM"
+  run "$MT" -f t.tap status
+  assert_line --index 1 "File number=1, block number=0, partition=0."
+  # The next ordinary backup goes after it; nothing earlier is overwritten.
   run tapectl t.tap write 100
   assert_success
   run simh_dump t.tap
-  assert_output "600000 100 TM"
+  assert_output "600000 TM 100 TM"
+}
+
+@test "tape: any open completes a killed writer's session, a read-only one too" {
+  on_disk
+  tapectl t.tap write 500 fm 600000 600000 : hold ready 60 3>&- &
+  holder=$!
+  for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
+  kill -KILL "$holder"
+  wait "$holder" || true
+  holder=
+  run "$MT" -f t.tap status
+  assert_success
+  assert_line --index 1 "File number=2, block number=0, partition=0."
+  run simh_dump t.tap
+  assert_output "500 TM 600000 TM"
+}
+
+@test "tape: mt eod stops at damage in an image from elsewhere, and a write there replaces it" {
+  tapectl t.tap write 1000 2000 >/dev/null
+  truncate -s -100 t.tap
+  run "$MT" -f t.tap eod
+  assert_success
+  run "$MT" -f t.tap status
+  assert_line --index 1 "File number=0, block number=-1, partition=0."
+  assert_line --partial "EOD"
+  run tapectl t.tap write 100
+  assert_success
+  run simh_dump t.tap
+  assert_output "1000 100 TM"
 }
 
 @test "tape: buffer says which records a failed flush at close lost" {

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -34,6 +33,8 @@
 #include "../error.hpp"
 #include "../io.hpp"
 #include "append_buffer.hpp"
+#include "drive_state.hpp"
+#include "session_recovery.hpp"
 #include "simh_format.hpp"
 
 namespace tk {
@@ -42,152 +43,7 @@ namespace {
 using simh::Kind;
 using simh::Object;
 
-// st's eof state (ST_NOEOF, ST_FM, ST_EOM_OK, ST_EOM_ERROR, ST_EOD_1, ST_EOD):
-// it decides the EOT/EOD status bits and what the next read or write returns.
-enum class EofState { none, filemark, early_warning, overflow, eod_write, eod };
-
-constexpr std::string_view eof_names[] = {"none",     "filemark",  "early-warning",
-                                          "overflow", "eod-write", "eod"};
-
 constexpr long scsi2_drive = 0x72;  // MT_ISSCSI2
-
-// The drive: what the st driver would remember about the loaded cartridge.
-struct DriveState {
-  std::uint64_t offset = 0;  // byte offset of the position in the image
-  std::int64_t file = 0;     // -1 = unknown, as st reports
-  std::int64_t block = 0;
-  std::int64_t lba = 0;  // records and filemarks before the position
-  EofState eof = EofState::none;
-  std::uint32_t block_size = 0;  // 0 = variable
-  std::uint32_t density = 0;
-  bool compression = false;
-  // mt defcompression: -1 none, else 0/1, applied at load and when writing
-  // starts at BOT unless compression was set since the load (st.rst).
-  int default_compression = -1;
-  bool compression_set = false;
-  bool write_protect = false;
-  bool online = true;
-  bool locked = false;
-  std::uint64_t capacity = 0;  // image bytes; 0 = unlimited
-  // The image's mtime (ns) when the drive last saved; -1 unknown. An image
-  // changed since (copied over, restored) is a new cartridge: back to BOT.
-  std::int64_t image_mtime_ns = -1;
-
-  void rewind() noexcept {
-    offset = 0;
-    file = block = lba = 0;
-    eof = EofState::none;
-  }
-};
-
-template <class T>
-bool parse_number(std::string_view text, T& value) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && end == text.data() + text.size();
-}
-
-DriveState parse_state(std::string_view text, const std::string& path) {
-  DriveState s;
-  int line_number = 0;
-  while (!text.empty()) {
-    ++line_number;
-    auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.empty() || line.front() == '#') continue;
-    auto space = line.find(' ');
-    std::string_view key = line.substr(0, space);
-    std::string_view value = space == std::string_view::npos ? "" : line.substr(space + 1);
-    bool ok = true;
-    auto flag = [&](bool& b) {
-      int v = 0;
-      ok = parse_number(value, v) && (v == 0 || v == 1);
-      b = v == 1;
-    };
-    if (key == "offset") ok = parse_number(value, s.offset);
-    else if (key == "file") ok = parse_number(value, s.file);
-    else if (key == "block") ok = parse_number(value, s.block);
-    else if (key == "lba") ok = parse_number(value, s.lba);
-    else if (key == "block-size") ok = parse_number(value, s.block_size);
-    else if (key == "density") ok = parse_number(value, s.density);
-    else if (key == "capacity") ok = parse_number(value, s.capacity);
-    else if (key == "image-mtime") ok = parse_number(value, s.image_mtime_ns);
-    else if (key == "compression") flag(s.compression);
-    else if (key == "default-compression") ok = parse_number(value, s.default_compression) &&
-                                                s.default_compression >= -1 && s.default_compression <= 1;
-    else if (key == "compression-set") flag(s.compression_set);
-    else if (key == "write-protect") flag(s.write_protect);
-    else if (key == "online") flag(s.online);
-    else if (key == "locked") flag(s.locked);
-    else if (key == "eof") {
-      ok = false;
-      for (std::size_t i = 0; i < std::size(eof_names); ++i)
-        if (value == eof_names[i]) {
-          s.eof = static_cast<EofState>(i);
-          ok = true;
-        }
-    }
-    // Unknown keys are skipped so that newer state files still load.
-    if (!ok)
-      throw Error(EINVAL, "read " + path + " line " + std::to_string(line_number) + " '" +
-                              std::string(line) + "'");
-  }
-  return s;
-}
-
-std::string format_state(const DriveState& s) {
-  std::string t = "# tapekit virtual tape drive state (the image is the cartridge)\n";
-  auto add = [&](std::string_view key, const std::string& value) {
-    t.append(key).append(" ").append(value).append("\n");
-  };
-  add("offset", std::to_string(s.offset));
-  add("file", std::to_string(s.file));
-  add("block", std::to_string(s.block));
-  add("lba", std::to_string(s.lba));
-  add("eof", std::string(eof_names[static_cast<std::size_t>(s.eof)]));
-  add("block-size", std::to_string(s.block_size));
-  add("density", std::to_string(s.density));
-  add("compression", s.compression ? "1" : "0");
-  add("default-compression", std::to_string(s.default_compression));
-  add("compression-set", s.compression_set ? "1" : "0");
-  add("write-protect", s.write_protect ? "1" : "0");
-  add("online", s.online ? "1" : "0");
-  add("locked", s.locked ? "1" : "0");
-  add("capacity", std::to_string(s.capacity));
-  add("image-mtime", std::to_string(s.image_mtime_ns));
-  return t;
-}
-
-DriveState load_state(const std::string& path) {
-  // The drive's memory is never reached through a symlink (rmt's --allow
-  // confines names; a planted link must not redirect the state).
-  int fd = retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); });
-  if (fd == -1) {
-    if (errno == ENOENT) return DriveState{};  // decision 2: loaded, at BOT
-    throw_syscall_error("open " + path);
-  }
-  Fd owner(fd);
-  std::string text(8192, '\0');
-  std::size_t n = read_full(fd, std::as_writable_bytes(std::span(text)), path);
-  text.resize(n);
-  return parse_state(text, path);
-}
-
-// Replaces the state file in one rename so a crash never leaves half of one.
-// mode: for a new state file, the image's creation mode (rmt --create-mode).
-void save_state(const std::string& path, const DriveState& s, mode_t mode = 0666) {
-  std::string tmp = path + ".tmp";
-  std::string text = format_state(s);
-  Fd fd = open_file(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode);
-  try {
-    write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
-    fd.close("close " + tmp);
-    if (::rename(tmp.c_str(), path.c_str()) == -1) throw_errno("rename " + tmp);
-  } catch (const Error&) {
-    ::unlink(tmp.c_str());  // the old state stays; a half-written copy helps no one
-    throw;
-  }
-}
 
 // The cartridge is "in the drive" for as long as this lock is held; being a
 // flock, it goes away with its holder, even one killed by SIGKILL (decision 9).
@@ -207,11 +63,14 @@ std::uint64_t file_size(int fd, const std::string& path) {
 
 class SimhTape final : public Tape {
  public:
-  SimhTape(const std::string& path, Fd fd, DriveState state, bool readable, bool writable,
+  // dir: the directory path is relative to (owned), or invalid for the
+  // working directory.
+  SimhTape(const std::string& path, Fd dir, Fd fd, DriveState state, bool readable, bool writable,
            int write_errno, bool file_protected, mode_t create_mode)
       : Tape(path),
         create_mode_(create_mode),
         state_path_(simh_state_path(path)),
+        dir_(std::move(dir)),
         fd_(std::move(fd)),
         size_(file_size(fd_.get(), path)),
         image_(fd_.get(), size_),
@@ -224,12 +83,7 @@ class SimhTape final : public Tape {
         fs_type_(file_system_type(fd_.get())),
         reserve_(writable && allocates_blocks(fs_type_)),
         stage_(reserve_ && keeps_reservations(fs_type_)),
-        staged_(fd_.get(), path) {
-    // The image changed behind the drive's back: start again from BOT.
-    if (state_.offset > size_ ||
-        (state_.image_mtime_ns >= 0 && state_.image_mtime_ns != image_mtime()))
-      state_.rewind();
-  }
+        staged_(fd_.get(), path) {}
 
   ~SimhTape() override {
     try {
@@ -374,12 +228,15 @@ class SimhTape final : public Tape {
       }
       flush_staged();
     } catch (const Error&) {
+      // The session stays marked: whatever the image now ends in is checked
+      // and completed by the next open.
       release_reserve();
       save_quietly();
       fd_.close("close " + name());
       throw;
     }
     release_reserve();
+    state_.writing = false;
     save();
     fd_.close("close " + name());
   }
@@ -422,16 +279,12 @@ class SimhTape final : public Tape {
     return state_.capacity != 0 && state_.offset >= state_.capacity - state_.capacity / 8;
   }
 
-  std::int64_t image_mtime() const noexcept {
-    struct stat st {};
-    if (::fstat(fd_.get(), &st) == -1) return -1;
-    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  }
+  int dir_fd() const noexcept { return dir_.valid() ? dir_.get() : AT_FDCWD; }
 
   void save() {
-    state_.image_mtime_ns = image_mtime();
+    state_.image_mtime_ns = image_mtime_ns(fd_.get());
     try {
-      save_state(state_path_, state_, create_mode_);
+      save_drive_state(dir_fd(), state_path_, state_, create_mode_);
     } catch (const Error&) {
       // A read-only image in a read-only place can still be read; its
       // position just does not persist.
@@ -440,9 +293,9 @@ class SimhTape final : public Tape {
   }
 
   void save_quietly() noexcept {
-    state_.image_mtime_ns = image_mtime();
+    state_.image_mtime_ns = image_mtime_ns(fd_.get());
     try {
-      save_state(state_path_, state_, create_mode_);
+      save_drive_state(dir_fd(), state_path_, state_, create_mode_);
     } catch (const std::exception&) {
       // Already reporting the failure that got us here.
     }
@@ -597,8 +450,29 @@ class SimhTape final : public Tape {
 
   // --- writing ---
 
+  // Before the image changes, the state says a write session is under way
+  // from this boundary on, so that a writer killed before its close is told
+  // apart from an image changed elsewhere, and its close completed by the
+  // next open (session_recovery.hpp).
+  void mark_write_session() {
+    if (state_.writing) return;
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) == -1) throw_errno("stat " + name());
+    state_.writing = true;
+    state_.image_inode = static_cast<std::uint64_t>(st.st_ino);
+    try {
+      save_drive_state(dir_fd(), state_path_, state_, create_mode_);
+    } catch (const Error& e) {
+      // Nothing may be written that a crash could not account for; and the
+      // bytes the state file took are none of the caller's record.
+      state_.writing = false;
+      throw Error(e.errnum(), "write " + name() + " (saving its drive state: " + e.context() + ")");
+    }
+  }
+
   // A write ends the tape where it happens (design.md: new EOD).
   void truncate_here() {
+    mark_write_session();
     if (state_.offset >= size_) return;
     if (retry_eintr([&] { return ::ftruncate(fd_.get(), static_cast<off_t>(state_.offset)); }) == -1)
       throw_syscall_error("truncate " + name());
@@ -933,7 +807,11 @@ class SimhTape final : public Tape {
     state_.eof = EofState::none;
   }
 
-  void end_of_data(const std::string& what) {
+  // st's MTEOM. Damage on the way (a record cut short by a writer that died
+  // before this drive could complete its session, an image from elsewhere)
+  // is where the data ends: the drive stops there, and a write from there on
+  // replaces it, so an operator can always append after what is sound.
+  void end_of_data(const std::string&) {
     for (;;) {
       Object o = image_.next(state_.offset);
       if (o.is_record()) {
@@ -941,11 +819,9 @@ class SimhTape final : public Tape {
         ++state_.lba;
       } else if (o.kind == Kind::tape_mark) {
         pass_mark_forward(o);
-      } else if (o.kind == Kind::end_of_data) {
+      } else {
         state_.offset = o.start;
         break;
-      } else {
-        fail_at_invalid(o, what);
       }
     }
     state_.block = -1;
@@ -1089,6 +965,7 @@ class SimhTape final : public Tape {
 
   mode_t create_mode_;  // for a new state file, as for the image
   std::string state_path_;
+  Fd dir_;  // what path and state_path_ are relative to; invalid: the working directory
   Fd fd_;
   std::uint64_t size_;
   simh::ImageReader image_;
@@ -1119,14 +996,74 @@ class SimhTape final : public Tape {
 
 std::string simh_state_path(const std::string& image_path) { return image_path + ".state"; }
 
+namespace {
+
+// The directory a tape opened relative to dir_fd keeps for its sidecar files.
+Fd own_directory(int dir_fd, const std::string& path) {
+  if (dir_fd == AT_FDCWD) return Fd();
+  int fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd == -1) throw_errno("open " + path);
+  return Fd(fd);
+}
+
+bool same_file(int a, int b) noexcept {
+  struct stat sa {}, sb {};
+  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// The drive's state for the locked image fd, with a session its writer never
+// closed completed first. That close belongs to the dead writer, so any
+// opener does it, a reader too, when it may write the image (a reader that
+// may not sees the tape where the unfinished session was last saved).
+DriveState load_completed_state(int dir_fd, const std::string& path, int fd, int nofollow,
+                                mode_t mode) {
+  const std::string state_path = simh_state_path(path);
+  DriveState state = load_drive_state(dir_fd, state_path);
+  if (!state.writing) {
+    // The image changed behind the drive's back: a new cartridge, at BOT.
+    if (state.offset > file_size(fd, path) ||
+        (state.image_mtime_ns >= 0 && state.image_mtime_ns != image_mtime_ns(fd)))
+      state.rewind();
+    return state;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (state.offset > size || state.image_inode != static_cast<std::uint64_t>(st.st_ino)) {
+    state.writing = false;  // another file took its place: nothing of it to complete
+    state.rewind();
+    return state;
+  }
+  int rw = retry_eintr([&] {
+    return ::openat(dir_fd, path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | nofollow);
+  });
+  if (rw == -1) {
+    if (errno == EACCES || errno == EROFS || errno == EPERM) return state;
+    throw_syscall_error("open " + path);
+  }
+  Fd repair(rw);
+  if (!same_file(repair.get(), fd)) return state;
+  complete_interrupted_session(repair.get(), size, state, path);
+  save_drive_state(dir_fd, state_path, state, mode);
+  repair.close("close " + path);
+  return state;
+}
+
+}  // namespace
+
 std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
                                      const OpenOptions& options) {
+  const int dir_fd = options.dir_fd;
   const int access_mode = flags & O_ACCMODE;
   const bool want_write = access_mode != O_RDONLY;
   const bool nonblock = (flags & O_NONBLOCK) != 0;
-  const bool exists = ::access(path.c_str(), F_OK) == 0;
+  const int nofollow = flags & O_NOFOLLOW;
+  // The drive must be able to save its state before anything is created.
+  check_state_names(path);
+  const bool exists = ::faccessat(dir_fd, path.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
   // An image the user may not write to is a cartridge with its tab set.
-  const bool file_protected = exists && ::access(path.c_str(), W_OK) != 0;
+  const bool file_protected = exists && ::faccessat(dir_fd, path.c_str(), W_OK, 0) != 0;
   if (want_write && file_protected && !nonblock) throw Error(EROFS, "open " + path);
 
   // O_TRUNC is ignored, as st ignores it (decision 6); a missing image opened
@@ -1134,10 +1071,10 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   int open_flags = (want_write && !file_protected) ? O_RDWR | O_CREAT : O_RDONLY;
   // The caller's safety flags stay (rmt's --allow adds O_NOFOLLOW, its
   // --write-once O_EXCL).
-  open_flags |= flags & (O_NOFOLLOW | ((open_flags & O_CREAT) ? O_EXCL : 0));
-  Fd fd = open_file(path, open_flags, options.create_mode);
+  open_flags |= nofollow | ((open_flags & O_CREAT) ? (flags & O_EXCL) : 0);
+  Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
   lock_image(fd.get(), path);
-  DriveState state = load_state(simh_state_path(path));
+  DriveState state = load_completed_state(dir_fd, path, fd.get(), nofollow, options.create_mode);
   if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
 
   bool writable = want_write && !file_protected;
@@ -1146,28 +1083,35 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
     if (!nonblock) throw Error(EROFS, "open " + path);
     writable = false;  // st: an O_NONBLOCK open succeeds; writes get EACCES
   }
-  return std::make_unique<SimhTape>(path, std::move(fd), state, access_mode != O_WRONLY,
-                                    writable, write_errno, file_protected, options.create_mode);
+  return std::make_unique<SimhTape>(path, own_directory(dir_fd, path), std::move(fd), state,
+                                    access_mode != O_WRONLY, writable, write_errno, file_protected,
+                                    options.create_mode);
 }
 
 void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes) {
+  check_state_names(path);
   Fd fd = open_file(path, O_RDWR | O_CREAT, 0666);
   lock_image(fd.get(), path);
   if (file_size(fd.get(), path) != 0) throw Error(EEXIST, "create " + path);
   DriveState state;
   state.capacity = capacity_bytes;
-  save_state(simh_state_path(path), state);
+  save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666);
   fd.close("close " + path);
 }
 
 void set_virtual_tape_protect(const std::string& path, bool on) {
   Fd fd = open_file(path, O_RDONLY);
   lock_image(fd.get(), path);
-  std::string state_path = simh_state_path(path);
-  DriveState state = load_state(state_path);
+  DriveState state = load_completed_state(AT_FDCWD, path, fd.get(), 0, 0666);
   state.write_protect = on;
-  save_state(state_path, state);
+  save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666);
   fd.close("close " + path);
+}
+
+std::optional<Recovery> last_recovery(const std::string& path) {
+  DriveState state = load_drive_state(AT_FDCWD, simh_state_path(path));
+  if (!state.recovered) return std::nullopt;
+  return state.recovery;
 }
 
 std::optional<SimhDefect> validate_simh_image(const std::string& path) {
@@ -1175,6 +1119,7 @@ std::optional<SimhDefect> validate_simh_image(const std::string& path) {
   // A writer's image may end inside a record still in its buffer: wait
   // until it lets go, as every other opener must.
   lock_image(fd.get(), path);
+  (void)load_completed_state(AT_FDCWD, path, fd.get(), 0, 0666);
   simh::ImageReader image(fd.get(), file_size(fd.get(), path));
   std::uint64_t pos = 0;
   std::uint64_t objects = 0;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../error.hpp"
+#include "drive_state.hpp"
 #include "tape.hpp"
 
 namespace tk {
@@ -46,8 +47,13 @@ struct SimhDefect {
 };
 
 // Checks framing from BOT to the end of the image (or an end-of-medium
-// marker); nothing when the image is sound. Throws Error if it cannot be read.
+// marker), after completing a write session its writer never closed;
+// nothing when the image is sound. Throws Error if it cannot be read.
 std::optional<SimhDefect> validate_simh_image(const std::string& path);
+
+// What the drive last did to complete a write session a writer never closed
+// (the damage it cut off, the filemark it wrote); nothing if it never had to.
+std::optional<Recovery> last_recovery(const std::string& path);
 
 // The sidecar state file that holds the drive's state for an image.
 std::string simh_state_path(const std::string& image_path);

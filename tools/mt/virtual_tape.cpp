@@ -22,6 +22,20 @@ int refuse_non_image(Session& s, std::string_view command) {
   return static_cast<int>(Exit::usage);
 }
 
+// What the drive did for a writer that never closed, in an operator's words.
+std::string recovery_text(const tk::Recovery& r) {
+  std::string t = "the last write session ended without a close (its writer was killed or lost power); ";
+  if (r.cut_bytes > 0)
+    t += std::to_string(r.cut_bytes) + " bytes of a record cut short were removed at offset " +
+         std::to_string(r.cut_at);
+  else
+    t += "nothing was cut short";
+  t += r.wrote_filemark ? ", the filemark its close would have written was written"
+                        : ", no filemark was needed";
+  if (r.file >= 0) t += ", and the drive was left at file " + std::to_string(r.file);
+  return t;
+}
+
 }  // namespace
 
 int vt_create(Session& s, const Args& args) {
@@ -64,6 +78,9 @@ int verify_image(Session& s, const Args&) {
     return static_cast<int>(Exit::device);
   }
   std::cout << s.inv.device << ": no structural errors\n";
+  std::optional<tk::Recovery> recovery;
+  (void)attempt([&] { recovery = tk::last_recovery(s.inv.device); });
+  if (recovery) std::cout << s.inv.device << ": " << recovery_text(*recovery) << "\n";
   return 0;
 }
 

@@ -1,0 +1,203 @@
+// The IMAGE.state sidecar: one "key value" line per field, validated on load
+// and replaced atomically on save.
+#include "drive_state.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <fcntl.h>
+#include <span>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../error.hpp"
+#include "../io.hpp"
+#include "simh_format.hpp"
+
+namespace tk {
+namespace {
+
+constexpr std::string_view eof_names[] = {"none",     "filemark",  "early-warning",
+                                          "overflow", "eod-write", "eod"};
+
+// Far beyond any disk, yet small enough that the drive's arithmetic on
+// positions and counts (a few additions per object) cannot overflow.
+constexpr std::uint64_t largest_offset = std::uint64_t{1} << 60;
+
+constexpr std::string_view state_suffix = ".state";
+constexpr std::string_view temporary_suffix = ".tmp";
+
+template <class T>
+bool parse_number(std::string_view text, T& value) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// A count of objects (file, block): -1 (unknown) up to the objects before
+// the position.
+bool reachable_count(std::int64_t value, std::int64_t lba) { return value >= -1 && value <= lba; }
+
+// The whole state, each field in range on its own, checked together.
+const char* inconsistency(const DriveState& s) {
+  if (s.offset > largest_offset) return "offset beyond any image";
+  if (s.lba < 0 || static_cast<std::uint64_t>(s.lba) > s.offset / 4)
+    return "lba not reachable at that offset";
+  if (!reachable_count(s.file, s.lba)) return "file number not reachable at that position";
+  if (!reachable_count(s.block, s.lba)) return "block number not reachable at that position";
+  if (s.block_size > simh::max_record) return "block size larger than a record can be";
+  if (s.density > 0xFF) return "density is not a density code";
+  if (s.capacity > largest_offset) return "capacity beyond any image";
+  if (s.image_mtime_ns < -1) return "image mtime negative";
+  if (s.recovered &&
+      (s.recovery.cut_at > largest_offset || s.recovery.cut_bytes > largest_offset ||
+       s.recovery.file < -1 || s.recovery.file > s.lba + 1))
+    return "recovery record out of range";
+  return nullptr;
+}
+
+Error state_error(const std::string& path, const std::string& what) {
+  return Error(EINVAL, "read " + path + " (" + what + ")");
+}
+
+}  // namespace
+
+std::string format_drive_state(const DriveState& s) {
+  std::string t = "# tapekit virtual tape drive state (the image is the cartridge)\n";
+  auto add = [&](std::string_view key, const std::string& value) {
+    t.append(key).append(" ").append(value).append("\n");
+  };
+  auto flag = [&](std::string_view key, bool on) { add(key, on ? "1" : "0"); };
+  add("offset", std::to_string(s.offset));
+  add("file", std::to_string(s.file));
+  add("block", std::to_string(s.block));
+  add("lba", std::to_string(s.lba));
+  add("eof", std::string(eof_names[static_cast<std::size_t>(s.eof)]));
+  add("block-size", std::to_string(s.block_size));
+  add("density", std::to_string(s.density));
+  flag("compression", s.compression);
+  add("default-compression", std::to_string(s.default_compression));
+  flag("compression-set", s.compression_set);
+  flag("write-protect", s.write_protect);
+  flag("online", s.online);
+  flag("locked", s.locked);
+  add("capacity", std::to_string(s.capacity));
+  add("image-mtime", std::to_string(s.image_mtime_ns));
+  flag("writing", s.writing);
+  if (s.writing) add("image-inode", std::to_string(s.image_inode));
+  if (s.recovered) {
+    add("recovered-cut-at", std::to_string(s.recovery.cut_at));
+    add("recovered-cut-bytes", std::to_string(s.recovery.cut_bytes));
+    flag("recovered-filemark", s.recovery.wrote_filemark);
+    add("recovered-file", std::to_string(s.recovery.file));
+  }
+  return t;
+}
+
+DriveState parse_drive_state(std::string_view text, const std::string& path) {
+  DriveState s;
+  int line_number = 0;
+  while (!text.empty()) {
+    ++line_number;
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty() || line.front() == '#') continue;
+    auto space = line.find(' ');
+    std::string_view key = line.substr(0, space);
+    std::string_view value = space == std::string_view::npos ? "" : line.substr(space + 1);
+    bool ok = true;
+    auto flag = [&](bool& b) {
+      int v = 0;
+      ok = parse_number(value, v) && (v == 0 || v == 1);
+      b = v == 1;
+    };
+    if (key == "offset") ok = parse_number(value, s.offset);
+    else if (key == "file") ok = parse_number(value, s.file);
+    else if (key == "block") ok = parse_number(value, s.block);
+    else if (key == "lba") ok = parse_number(value, s.lba);
+    else if (key == "block-size") ok = parse_number(value, s.block_size);
+    else if (key == "density") ok = parse_number(value, s.density);
+    else if (key == "capacity") ok = parse_number(value, s.capacity);
+    else if (key == "image-mtime") ok = parse_number(value, s.image_mtime_ns);
+    else if (key == "compression") flag(s.compression);
+    else if (key == "default-compression") ok = parse_number(value, s.default_compression) &&
+                                                s.default_compression >= -1 && s.default_compression <= 1;
+    else if (key == "compression-set") flag(s.compression_set);
+    else if (key == "write-protect") flag(s.write_protect);
+    else if (key == "online") flag(s.online);
+    else if (key == "locked") flag(s.locked);
+    else if (key == "writing") flag(s.writing);
+    else if (key == "image-inode") ok = parse_number(value, s.image_inode);
+    else if (key == "recovered-cut-at") {
+      ok = parse_number(value, s.recovery.cut_at);
+      s.recovered = true;
+    }
+    else if (key == "recovered-cut-bytes") ok = parse_number(value, s.recovery.cut_bytes);
+    else if (key == "recovered-filemark") flag(s.recovery.wrote_filemark);
+    else if (key == "recovered-file") ok = parse_number(value, s.recovery.file);
+    else if (key == "eof") {
+      ok = false;
+      for (std::size_t i = 0; i < std::size(eof_names); ++i)
+        if (value == eof_names[i]) {
+          s.eof = static_cast<EofState>(i);
+          ok = true;
+        }
+    }
+    // Unknown keys are skipped so that newer state files still load.
+    if (!ok)
+      throw state_error(path, "line " + std::to_string(line_number) + " '" + std::string(line) + "'");
+  }
+  if (const char* what = inconsistency(s)) throw state_error(path, what);
+  return s;
+}
+
+DriveState load_drive_state(int dir_fd, const std::string& path) {
+  // The drive's memory is never reached through a symlink (rmt's --allow
+  // confines names; a planted link must not redirect the state).
+  int fd = retry_eintr(
+      [&] { return ::openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); });
+  if (fd == -1) {
+    if (errno == ENOENT) return DriveState{};
+    throw_errno("open " + path);
+  }
+  Fd owner(fd);
+  // A state file is a few hundred bytes; anything near this is not one.
+  std::string text(8192, '\0');
+  std::size_t n = read_full(fd, std::as_writable_bytes(std::span(text)), path);
+  if (n == text.size()) throw state_error(path, "too long to be a drive state");
+  text.resize(n);
+  return parse_drive_state(text, path);
+}
+
+void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, mode_t mode) {
+  std::string tmp = path + std::string(temporary_suffix);
+  std::string text = format_drive_state(s);
+  // A leftover (a crash between create and rename) or a planted name goes
+  // first; O_EXCL then guarantees the file written is the one created here,
+  // not whatever another hard link or symlink of that name points to.
+  if (::unlinkat(dir_fd, tmp.c_str(), 0) == -1 && errno != ENOENT) throw_errno("remove " + tmp);
+  Fd fd = open_file_at(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+  try {
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + tmp);
+    if (st.st_nlink != 1 || !S_ISREG(st.st_mode))
+      throw Error(EEXIST, "create " + tmp + " (linked elsewhere since it was created)");
+    write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
+    fd.close("close " + tmp);
+    if (::renameat(dir_fd, tmp.c_str(), dir_fd, path.c_str()) == -1) throw_errno("rename " + tmp);
+  } catch (const Error&) {
+    ::unlinkat(dir_fd, tmp.c_str(), 0);  // the old state stays; a half-written copy helps no one
+    throw;
+  }
+}
+
+void check_state_names(const std::string& image_path) {
+  std::string longest = image_path + std::string(state_suffix) + std::string(temporary_suffix);
+  auto slash = longest.rfind('/');
+  std::size_t last = longest.size() - (slash == std::string::npos ? 0 : slash + 1);
+  if (last > NAME_MAX || longest.size() >= PATH_MAX)
+    throw Error(ENAMETOOLONG, "open " + image_path + " (its drive state " + image_path +
+                                  std::string(state_suffix) + " would be too long a name)");
+}
+
+}  // namespace tk

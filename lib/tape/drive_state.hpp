@@ -1,0 +1,83 @@
+// The virtual tape's drive: what the st driver would remember about the
+// loaded cartridge, kept in the IMAGE.state sidecar between opens.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+
+namespace tk {
+
+// st's eof state (ST_NOEOF, ST_FM, ST_EOM_OK, ST_EOM_ERROR, ST_EOD_1, ST_EOD):
+// it decides the EOT/EOD status bits and what the next read or write returns.
+enum class EofState { none, filemark, early_warning, overflow, eod_write, eod };
+
+// What the drive did when it found the image left by a writer that never
+// closed it (killed, or its machine lost power): kept for `mt verify`.
+struct Recovery {
+  std::uint64_t cut_at = 0;     // image offset where the damage was cut off
+  std::uint64_t cut_bytes = 0;  // bytes removed from there to the old end
+  bool wrote_filemark = false;  // the filemark the writer's close would have written
+  std::int64_t file = -1;       // the file number the drive was left after
+};
+
+struct DriveState {
+  std::uint64_t offset = 0;  // byte offset of the position in the image
+  std::int64_t file = 0;     // -1 = unknown, as st reports
+  std::int64_t block = 0;
+  std::int64_t lba = 0;  // records and filemarks before the position
+  EofState eof = EofState::none;
+  std::uint32_t block_size = 0;  // 0 = variable
+  std::uint32_t density = 0;
+  bool compression = false;
+  // mt defcompression: -1 none, else 0/1, applied at load and when writing
+  // starts at BOT unless compression was set since the load (st.rst).
+  int default_compression = -1;
+  bool compression_set = false;
+  bool write_protect = false;
+  bool online = true;
+  bool locked = false;
+  std::uint64_t capacity = 0;  // image bytes; 0 = unlimited
+  // The image's mtime (ns) when the drive last saved; -1 unknown. An image
+  // changed since (copied over, restored) is a new cartridge: back to BOT.
+  std::int64_t image_mtime_ns = -1;
+  // Set while a writer may have records in the image that no closing save
+  // accounts for: the position above is then an object boundary the writer
+  // passed, and everything after it is the writer's unfinished append.
+  bool writing = false;
+  // The image's inode when writing began, so a crashed session is never
+  // "completed" on a different file put in its place.
+  std::uint64_t image_inode = 0;
+  bool recovered = false;  // recovery below is meaningful
+  Recovery recovery;
+
+  void rewind() noexcept {
+    offset = 0;
+    file = block = lba = 0;
+    eof = EofState::none;
+  }
+};
+
+// The text of a state file, and back. parse_drive_state refuses (EINVAL,
+// naming the file, line and text) a malformed line and any value no drive
+// could hold: positions must be reachable in an image (a record or mark is
+// at least 4 bytes, so lba <= offset / 4, file and block <= lba).
+std::string format_drive_state(const DriveState& s);
+DriveState parse_drive_state(std::string_view text, const std::string& path);
+
+// Reads path (relative to dir_fd; never through a symbolic link). No file is
+// a loaded cartridge at BOT (design.md decision 2).
+DriveState load_drive_state(int dir_fd, const std::string& path);
+
+// Replaces path in one rename, so a crash never leaves half of a state. The
+// temporary PATH.tmp is created exclusively (a planted file or hard link of
+// that name is removed, never written through) with mode for a new file.
+void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, mode_t mode);
+
+// ENAMETOOLONG naming the state file when path's sidecar names (PATH.state,
+// PATH.state.tmp) cannot exist, so nothing is created for an image whose
+// drive could not be saved.
+void check_state_names(const std::string& image_path);
+
+}  // namespace tk

@@ -993,3 +993,12 @@ EOF2
   at "file=0 block=0 BOT ONLINE IM_REP_EN"
   reads 2 "400 500"
 }
+
+@test "tape: an image name too long for its drive state is refused before anything is created" {
+  long=$(printf 'x%.0s' $(seq 250)).tap
+  run --separate-stderr "$REBLOCK" -s 10k -i /dev/null -o "$long"
+  assert_failure
+  assert_output ""
+  [[ "$stderr" == *"$long.state would be too long a name"* ]]
+  assert_equal "$(ls | grep -c xxxx)" 0
+}

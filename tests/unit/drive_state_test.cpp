@@ -1,0 +1,127 @@
+// The virtual tape drive's state file: what loads, what is refused, and how
+// it is saved.
+#include "../../lib/tape/drive_state.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../lib/error.hpp"
+
+namespace {
+
+std::string refusal(const std::string& text) {
+  try {
+    tk::parse_drive_state(text, "t.tap.state");
+  } catch (const tk::Error& e) {
+    EXPECT_EQ(e.errnum(), EINVAL);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DriveState, WhatIsSavedLoadsBackTheSame) {
+  tk::DriveState s;
+  s.offset = 1000;
+  s.file = 2;
+  s.block = 3;
+  s.lba = 7;
+  s.eof = tk::EofState::early_warning;
+  s.block_size = 512;
+  s.density = 0x5a;
+  s.writing = true;
+  s.image_inode = 42;
+  s.recovered = true;
+  s.recovery = {600008, 448568, true, 1};
+  tk::DriveState back = tk::parse_drive_state(tk::format_drive_state(s), "x");
+  EXPECT_EQ(back.offset, 1000u);
+  EXPECT_EQ(back.lba, 7);
+  EXPECT_EQ(back.eof, tk::EofState::early_warning);
+  EXPECT_TRUE(back.writing);
+  EXPECT_EQ(back.image_inode, 42u);
+  ASSERT_TRUE(back.recovered);
+  EXPECT_EQ(back.recovery.cut_at, 600008u);
+  EXPECT_EQ(back.recovery.cut_bytes, 448568u);
+  EXPECT_TRUE(back.recovery.wrote_filemark);
+  EXPECT_EQ(back.recovery.file, 1);
+}
+
+// One line per crafted value: each must be refused with a reason, never
+// loaded into arithmetic that overflows (UBSan aborted on these before).
+TEST(DriveState, ValuesNoDriveCouldHoldAreRefusedWithTheReason) {
+  struct Case {
+    const char* text;
+    const char* reason;
+  } cases[] = {
+      {"offset 9223372036854775807\n", "offset beyond any image"},
+      {"offset 100\nlba 9223372036854775807\n", "lba not reachable"},
+      {"offset 100\nlba 26\n", "lba not reachable"},
+      {"offset 100\nlba -1\n", "lba not reachable"},
+      {"offset 100\nlba 10\nfile 9223372036854775807\n", "file number not reachable"},
+      {"offset 100\nlba 10\nfile -2\n", "file number not reachable"},
+      {"offset 100\nlba 10\nblock 11\n", "block number not reachable"},
+      {"block-size 16777216\n", "block size larger"},
+      {"density 256\n", "not a density code"},
+      {"capacity 18446744073709551615\n", "capacity beyond"},
+      {"image-mtime -5\n", "mtime negative"},
+      {"recovered-cut-at 9223372036854775807\n", "recovery record"},
+      {"offset 99999999999999999999\n", "line 1 'offset 99999999999999999999'"},
+      {"eof sideways\n", "line 1 'eof sideways'"},
+  };
+  for (const Case& c : cases) {
+    std::string why = refusal(c.text);
+    EXPECT_NE(why.find(c.reason), std::string::npos) << c.text << " -> " << why;
+    EXPECT_NE(why.find("t.tap.state"), std::string::npos) << why;
+  }
+}
+
+TEST(DriveState, AStateFileTooLongToBeOneIsRefused) {
+  char dir[] = "/tmp/drive-state-unit-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::string path = std::string(dir) + "/t.tap.state";
+  std::ofstream(path) << std::string(10000, '#') << "\n";
+  try {
+    tk::load_drive_state(AT_FDCWD, path);
+    ADD_FAILURE() << "loaded";
+  } catch (const tk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too long"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A planted hard link named like the temporary must not be written through.
+TEST(DriveState, SavingNeverWritesThroughAPlantedTemporary) {
+  char dir[] = "/tmp/drive-state-unit-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::string d = dir;
+  std::ofstream(d + "/victim") << "precious\n";
+  ASSERT_EQ(::link((d + "/victim").c_str(), (d + "/t.tap.state.tmp").c_str()), 0);
+  tk::save_drive_state(AT_FDCWD, d + "/t.tap.state", tk::DriveState{}, 0600);
+  std::ifstream victim(d + "/victim");
+  std::string text((std::istreambuf_iterator<char>(victim)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious\n");
+  struct stat st {};
+  ASSERT_EQ(::stat((d + "/victim").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u);
+  EXPECT_EQ(tk::load_drive_state(AT_FDCWD, d + "/t.tap.state").offset, 0u);
+  std::filesystem::remove_all(d);
+}
+
+TEST(DriveState, AnImageNameTooLongForItsSidecarIsRefusedNamingTheState) {
+  std::string name = "/tmp/" + std::string(250, 'x') + ".tap";
+  try {
+    tk::check_state_names(name);
+    ADD_FAILURE() << "accepted";
+  } catch (const tk::Error& e) {
+    EXPECT_EQ(e.errnum(), ENAMETOOLONG);
+    EXPECT_NE(std::string(e.what()).find(".tap.state"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(tk::check_state_names("/tmp/" + std::string(200, 'x') + ".tap"));
+}
+
+}  // namespace

@@ -50,7 +50,7 @@ const char* inconsistency(const DriveState& s) {
   if (s.image_mtime_ns < -1) return "image mtime negative";
   if (s.recovered &&
       (s.recovery.cut_at > largest_offset || s.recovery.cut_bytes > largest_offset ||
-       s.recovery.file < -1 || s.recovery.file > s.lba + 1))
+       s.recovery.file < -1 || static_cast<std::uint64_t>(s.recovery.file) > largest_offset))
     return "recovery record out of range";
   return nullptr;
 }

@@ -51,6 +51,14 @@ TEST(DriveState, WhatIsSavedLoadsBackTheSame) {
   EXPECT_EQ(back.recovery.file, 1);
 }
 
+// The recovery is history: a drive rewound since still loads it.
+TEST(DriveState, ARecoveryFromFurtherDownTheTapeLoadsAtBOT) {
+  tk::DriveState s;
+  s.recovered = true;
+  s.recovery = {5000, 10, true, 7};
+  EXPECT_EQ(tk::parse_drive_state(tk::format_drive_state(s), "x").recovery.file, 7);
+}
+
 // One line per crafted value: each must be refused with a reason, never
 // loaded into arithmetic that overflows (UBSan aborted on these before).
 TEST(DriveState, ValuesNoDriveCouldHoldAreRefusedWithTheReason) {

@@ -1002,3 +1002,23 @@ EOF2
   [[ "$stderr" == *"$long.state would be too long a name"* ]]
   assert_equal "$(ls | grep -c xxxx)" 0
 }
+
+@test "tape: a file named .tap that is no image is refused by every tool, naming what it begins with" {
+  printf 'hello, I am a text file and no tape\n' >oops.tap
+  cp oops.tap before
+  run --separate-stderr "$MT" -f oops.tap status
+  assert_failure 1
+  assert_equal "$stderr" "oops.tap: Wrong medium type
+mt: oops.tap: not a SIMH tape image: invalid record length word 0x6c6c6568 at offset 0, the file begins \"hello, I\""
+  run --separate-stderr "$BUFFER" -i oops.tap -o /dev/null
+  assert_failure
+  assert_equal "${stderr_lines[2]}" "buffer: oops.tap: not a SIMH tape image: invalid record length word 0x6c6c6568 at offset 0, the file begins \"hello, I\""
+  run --separate-stderr "$REBLOCK" -s 10k -i /dev/null -o oops.tap
+  assert_failure
+  [[ "$stderr" == *"not a SIMH tape image"* ]]
+  run "$MT" -f oops.tap verify
+  assert_failure 2
+  assert_output --partial "damaged at byte offset 0: not a SIMH tape image"
+  # Nothing was written over it.
+  cmp oops.tap before
+}

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
@@ -1050,6 +1051,28 @@ DriveState load_completed_state(int dir_fd, const std::string& path, int fd, int
   return state;
 }
 
+// A file named *.tap that is no SIMH image (a tar file some other rmt wrote
+// under that name, say) must not be taken for a damaged tape, nor written
+// over: its first object is not even one. A first record cut short by the
+// end of the file is a damaged image, which spacing and writing can mend.
+void refuse_foreign_file(int fd, const std::string& path) {
+  const std::uint64_t size = file_size(fd, path);
+  if (size == 0) return;
+  simh::ImageReader image(fd, size);
+  Object first = image.next(0);
+  if (first.kind != Kind::invalid || first.problem.find("cut short by the end") != std::string::npos)
+    return;
+  unsigned char head[8] = {};
+  ssize_t n = ::pread(fd, head, sizeof head, 0);
+  std::string found;
+  for (ssize_t i = 0; i < n; ++i)
+    found += std::isprint(head[i]) ? static_cast<char>(head[i]) : '.';
+  throw DamagedImage("open " + path,
+                     "not a SIMH tape image: " + first.problem + " at offset " +
+                         std::to_string(first.start) + ", the file begins \"" + found + "\"",
+                     EMEDIUMTYPE);
+}
+
 }  // namespace
 
 std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
@@ -1075,6 +1098,7 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
   lock_image(fd.get(), path);
   DriveState state = load_completed_state(dir_fd, path, fd.get(), nofollow, options.create_mode);
+  refuse_foreign_file(fd.get(), path);
   if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
 
   bool writable = want_write && !file_protected;
@@ -1126,8 +1150,11 @@ std::optional<SimhDefect> validate_simh_image(const std::string& path) {
   for (;;) {
     Object o = image.next(pos);
     if (o.kind == Kind::end_of_data) return std::nullopt;
-    if (o.kind == Kind::invalid)
-      return SimhDefect{o.start, o.problem + " (object " + std::to_string(objects + 1) + ")"};
+    if (o.kind == Kind::invalid) {
+      bool foreign = objects == 0 && o.problem.find("cut short by the end") == std::string::npos;
+      return SimhDefect{o.start, (foreign ? "not a SIMH tape image: " : "") + o.problem +
+                                     " (object " + std::to_string(objects + 1) + ")"};
+    }
     pos = o.end;
     ++objects;
   }

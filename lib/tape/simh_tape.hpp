@@ -27,13 +27,16 @@ void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes);
 // Sets or clears the image's write protection (kept in the state file).
 void set_virtual_tape_protect(const std::string& path, bool on);
 
-// EIO from a damaged image; damage() says what and where ("record of 600000
-// bytes cut short by the end of the image at offset 600008"), for tools
-// whose own error line (mt-st's perror) has no room for it.
+// EIO from a damaged image, EMEDIUMTYPE from a file that is no image at all;
+// damage() says what and where ("record of 600000 bytes cut short by the end
+// of the image at offset 600008"), for tools whose own error line (mt-st's
+// perror) has no room for it.
 class DamagedImage : public Error {
  public:
-  DamagedImage(std::string context, std::string damage)
-      : Error(EIO, std::move(context) + " (" + damage + ")"), damage_(std::move(damage)) {}
+  DamagedImage(std::string context, std::string damage, int errnum = EIO)
+      : Error(errnum, std::move(context) + " (" + damage + ")"), damage_(std::move(damage)) {}
+  // Whether `mt verify` can say more (a damaged image), not a foreign file.
+  bool is_damage() const noexcept { return errnum() == EIO; }
   const std::string& damage() const noexcept { return damage_; }
 
  private:

@@ -158,9 +158,14 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
   } catch (const Interrupted&) {
     throw;  // a signal while opening: quiet, as any stop
   } catch (const Error& e) {
+    // 1.19's two lines, then why where the tape layer knows more: a file
+    // named *.tap that is no image, the remote shell that ended.
+    const auto* damaged = dynamic_cast<const DamagedImage*>(&e);
+    std::string detail = damaged ? "buffer: " + name + ": " + damaged->damage() + "\n"
+                                 : remote_detail(name, e, o);
     throw ExactExit(kExitSetup, std::string("buffer: cannot open ") + role + " file: " +
                                     strerror_text(e.errnum()) + "\nfilename: " + name + "\n" +
-                                    remote_detail(name, e, o));
+                                    detail);
   }
 }
 
@@ -560,7 +565,7 @@ class Reader {
         read_error = "buffer (reader): failed to read input: " + strerror_text(e.errnum()) + "\n";
         if (const auto* damaged = dynamic_cast<const DamagedImage*>(&e))
           read_error += "buffer (reader): " + input_.name() + ": " + damaged->damage() +
-                        " (mt verify shows the first damage)\n";
+                        (damaged->is_damage() ? " (mt verify shows the first damage)" : "") + "\n";
         more = false;
       }
       if (got > 0) publish(block, got);

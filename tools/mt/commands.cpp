@@ -420,6 +420,8 @@ int run_command(const Invocation& inv) {
       std::string text = said_more && tk::opens_remote(inv.device, inv.open_options)
                              ? "mt: " + std::string(e.what()) + "\n"
                              : perror_text(inv.device, e.errnum());
+      if (const auto* damaged = dynamic_cast<const tk::DamagedImage*>(&e))
+        text += "mt: " + inv.device + ": " + damaged->damage() + "\n";
       throw tk::ExactExit(static_cast<int>(Exit::usage), text);
     }
   }
@@ -431,7 +433,7 @@ int run_command(const Invocation& inv) {
   if (status != 0 && c.tests != no_tests) explain_failure(s, c);
   // A virtual tape knows where it is damaged; mt-st's perror line cannot say.
   if (!damage.empty())
-    s.diagnostics += "mt: " + inv.device + ": " + damage + " (mt verify shows the first damage)\n";
+    s.diagnostics += "mt: " + inv.device + ": " + damage + "\n";
   if (s.tape) {
     int e = attempt([&] { s.tape->close(); });
     if (e && status == 0) {

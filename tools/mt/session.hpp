@@ -44,7 +44,7 @@ int attempt(Fn&& fn) {
     fn();
     return 0;
   } catch (const tk::DamagedImage& e) {
-    last_damage() = e.damage();
+    last_damage() = e.damage() + (e.is_damage() ? " (mt verify shows the first damage)" : "");
     return e.errnum();
   } catch (const tk::Error& e) {
     return e.errnum();

@@ -3,6 +3,11 @@
 # Variables: BUILD (output folder), PREFIX, DESTDIR, WERROR=1, TESTS (bats files).
 
 BUILD ?= build
+# Both cores (CI has two): the plain and the sanitizer builds are most of a
+# clean `make test` otherwise. `make -j1` still builds one file at a time.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
 PREFIX ?= /usr/local
 DESTDIR ?=
 CXX ?= g++
@@ -55,10 +60,11 @@ define ensure_packages
 	fi
 endef
 
+# One apt-get at a time (dpkg's lock): the wider lists wait for the build's.
 deps-build: ; $(call ensure_packages,$(PKGS_BUILD))
-deps-test: ; $(call ensure_packages,$(PKGS_TEST))
-deps-demo: ; $(call ensure_packages,$(PKGS_DEMO))
-deps-bench: ; $(call ensure_packages,$(PKGS_BENCH))
+deps-test: deps-build ; $(call ensure_packages,$(PKGS_TEST))
+deps-demo: deps-build ; $(call ensure_packages,$(PKGS_DEMO))
+deps-bench: deps-test ; $(call ensure_packages,$(PKGS_BENCH))
 
 $(BUILD)/obj/%.o: %.cpp | deps-build
 	@mkdir -p $(@D)

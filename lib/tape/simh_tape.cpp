@@ -1013,6 +1013,28 @@ bool same_file(int a, int b) noexcept {
          sa.st_ino == sb.st_ino;
 }
 
+// A file named *.tap that is no SIMH image (a tar file some other rmt wrote
+// under that name, say) must not be taken for a damaged tape, nor written
+// over: its first object is not even one. A first record cut short by the
+// end of the file is a damaged image, which spacing and writing can mend.
+void refuse_foreign_file(int fd, const std::string& path) {
+  const std::uint64_t size = file_size(fd, path);
+  if (size == 0) return;
+  simh::ImageReader image(fd, size);
+  Object first = image.next(0);
+  if (first.kind != Kind::invalid || first.problem.find("cut short by the end") != std::string::npos)
+    return;
+  unsigned char head[8] = {};
+  ssize_t n = ::pread(fd, head, sizeof head, 0);
+  std::string found;
+  for (ssize_t i = 0; i < n; ++i)
+    found += std::isprint(head[i]) ? static_cast<char>(head[i]) : '.';
+  throw DamagedImage("open " + path,
+                     "not a SIMH tape image: " + first.problem + " at offset " +
+                         std::to_string(first.start) + ", the file begins \"" + found + "\"",
+                     EMEDIUMTYPE);
+}
+
 // The drive's state for the locked image fd, with a session its writer never
 // closed completed first. That close belongs to the dead writer, so any
 // opener does it, a reader too, when it may write the image (a reader that
@@ -1022,10 +1044,13 @@ DriveState load_completed_state(int dir_fd, const std::string& path, int fd, int
   const std::string state_path = simh_state_path(path);
   DriveState state = load_drive_state(dir_fd, state_path);
   if (!state.writing) {
-    // The image changed behind the drive's back: a new cartridge, at BOT.
-    if (state.offset > file_size(fd, path) ||
-        (state.image_mtime_ns >= 0 && state.image_mtime_ns != image_mtime_ns(fd)))
+    // No state, or the image changed behind the drive's back: a cartridge
+    // new to the drive, at BOT, once it is seen to be one at all.
+    if (state.image_mtime_ns < 0 || state.image_mtime_ns != image_mtime_ns(fd) ||
+        state.offset > file_size(fd, path)) {
+      refuse_foreign_file(fd, path);
       state.rewind();
+    }
     return state;
   }
   struct stat st {};
@@ -1049,28 +1074,6 @@ DriveState load_completed_state(int dir_fd, const std::string& path, int fd, int
   save_drive_state(dir_fd, state_path, state, mode);
   repair.close("close " + path);
   return state;
-}
-
-// A file named *.tap that is no SIMH image (a tar file some other rmt wrote
-// under that name, say) must not be taken for a damaged tape, nor written
-// over: its first object is not even one. A first record cut short by the
-// end of the file is a damaged image, which spacing and writing can mend.
-void refuse_foreign_file(int fd, const std::string& path) {
-  const std::uint64_t size = file_size(fd, path);
-  if (size == 0) return;
-  simh::ImageReader image(fd, size);
-  Object first = image.next(0);
-  if (first.kind != Kind::invalid || first.problem.find("cut short by the end") != std::string::npos)
-    return;
-  unsigned char head[8] = {};
-  ssize_t n = ::pread(fd, head, sizeof head, 0);
-  std::string found;
-  for (ssize_t i = 0; i < n; ++i)
-    found += std::isprint(head[i]) ? static_cast<char>(head[i]) : '.';
-  throw DamagedImage("open " + path,
-                     "not a SIMH tape image: " + first.problem + " at offset " +
-                         std::to_string(first.start) + ", the file begins \"" + found + "\"",
-                     EMEDIUMTYPE);
 }
 
 }  // namespace
@@ -1098,7 +1101,6 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
   lock_image(fd.get(), path);
   DriveState state = load_completed_state(dir_fd, path, fd.get(), nofollow, options.create_mode);
-  refuse_foreign_file(fd.get(), path);
   if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
 
   bool writable = want_write && !file_protected;
@@ -1143,7 +1145,12 @@ std::optional<SimhDefect> validate_simh_image(const std::string& path) {
   // A writer's image may end inside a record still in its buffer: wait
   // until it lets go, as every other opener must.
   lock_image(fd.get(), path);
-  (void)load_completed_state(AT_FDCWD, path, fd.get(), 0, 0666);
+  try {
+    (void)load_completed_state(AT_FDCWD, path, fd.get(), 0, 0666);
+  } catch (const DamagedImage& e) {
+    if (e.is_damage()) throw;
+    return SimhDefect{0, e.damage()};
+  }
   simh::ImageReader image(fd.get(), file_size(fd.get(), path));
   std::uint64_t pos = 0;
   std::uint64_t objects = 0;

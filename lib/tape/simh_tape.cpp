@@ -24,7 +24,6 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <string_view>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
@@ -35,6 +34,7 @@
 #include "../io.hpp"
 #include "append_buffer.hpp"
 #include "drive_state.hpp"
+#include "image_lock.hpp"
 #include "session_recovery.hpp"
 #include "simh_format.hpp"
 
@@ -45,16 +45,6 @@ using simh::Kind;
 using simh::Object;
 
 constexpr long scsi2_drive = 0x72;  // MT_ISSCSI2
-
-// The cartridge is "in the drive" for as long as this lock is held; being a
-// flock, it goes away with its holder, even one killed by SIGKILL (decision 9).
-void lock_image(int fd, const std::string& path) {
-  int r = retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); });
-  if (r == -1) {
-    if (errno == EWOULDBLOCK) throw Error(EBUSY, "open " + path);
-    throw_syscall_error("lock " + path);
-  }
-}
 
 std::uint64_t file_size(int fd, const std::string& path) {
   struct stat st {};

@@ -802,7 +802,7 @@ class SimhTape final : public Tape {
   // before this drive could complete its session, an image from elsewhere)
   // is where the data ends: the drive stops there, and a write from there on
   // replaces it, so an operator can always append after what is sound.
-  void end_of_data(const std::string&) {
+  void end_of_data() {
     for (;;) {
       Object o = image_.next(state_.offset);
       if (o.is_record()) {
@@ -852,106 +852,145 @@ class SimhTape final : public Tape {
     state_.eof = EofState::none;
   }
 
+  // --- the operations, one each ---
+
   void run_op(MtOp op, int count) {
     const std::string what = op_context(op);
-    const std::int64_t n = count;
     switch (op) {
-      case MtOp::fsf:
-        if (n < 0) {  // a negative SPACE goes the other way; st's counts follow
-          back_files(-n, what);
-          state_.block = 0;
-        } else {
-          forward_files(n, what);
-        }
-        return;
-      case MtOp::bsf:
-        if (n < 0) {
-          forward_files(-n, what);
-          state_.block = -1;
-        } else {
-          back_files(n, what);
-        }
-        return;
-      case MtOp::fsr:
-        if (n < 0) back_records(-n, what);
-        else forward_records(n, what);
-        return;
-      case MtOp::bsr:
-        if (n < 0) forward_records(-n, what);
-        else back_records(n, what);
-        return;
-      case MtOp::fsfm:
-        forward_files(n, what);
-        back_files(1, what);
-        return;
-      case MtOp::bsfm:
-        back_files(n, what);
-        forward_files(1, what);
-        return;
+      case MtOp::fsf: return op_fsf(count, what);
+      case MtOp::bsf: return op_bsf(count, what);
+      case MtOp::fsr: return op_fsr(count, what);
+      case MtOp::bsr: return op_bsr(count, what);
+      case MtOp::fsfm: return op_fsfm(count, what);
+      case MtOp::bsfm: return op_bsfm(count, what);
       case MtOp::weof:
-      case MtOp::weofi:
-        if (n < 0) throw Error(EINVAL, what);
-        write_filemarks(count);
-        return;
+      case MtOp::weofi: return op_weof(count, what);
       case MtOp::rewind:
-      case MtOp::retension: state_.rewind(); return;
+      case MtOp::retension: return state_.rewind();
       case MtOp::offline:
-      case MtOp::unload:
-        state_.rewind();
-        state_.online = false;
-        state_.locked = false;
-        return;
-      case MtOp::load:
-        state_.rewind();  // a newly loaded cartridge is at BOT
-        state_.online = true;
-        state_.compression_set = false;
-        apply_default_compression();
-        return;
+      case MtOp::unload: return op_offline();
+      case MtOp::load: return op_load();
       case MtOp::nop: return;
-      case MtOp::eom: end_of_data(what); return;
-      case MtOp::erase:
-        if (!writable_) throw Error(write_errno_ == EBADF ? EACCES : write_errno_, what);
-        truncate_here();
-        state_.eof = EofState::none;
-        return;
-      case MtOp::seek: locate(n, what); return;
-      case MtOp::setblk:
-        if (n < 0 || n > simh::max_record) throw Error(EINVAL, what);
-        state_.block_size = static_cast<std::uint32_t>(n);
-        return;
-      case MtOp::setdensity: state_.density = static_cast<std::uint32_t>(count) & 0xFFu; return;
-      case MtOp::compression:
-        state_.compression = (count & 1) != 0;
-        state_.compression_set = true;
-        return;
-      case MtOp::setdrvbuffer: {
-        // Driver options mean nothing to an image; st only rejects an unknown
-        // sub-command (§2.3). The default compression and density are applied
-        // at once, as st does when a tape is loaded (mt defcompression).
-        auto word = static_cast<unsigned>(count);
-        if ((word >> 28) > 8) throw Error(EIO, what);
-        unsigned value = word & 0xFFFFFu;
-        if ((word & 0xFFF00000u) == 0x60200000u && value == 0xFFFFFu)
-          state_.default_compression = -1;  // defcompression -1: no default any more
-        if ((word & 0xFFF00000u) == 0x60200000u && value != 0xFFFFFu && (value & 0xFFu) != 0xFFu) {
-          state_.default_compression = static_cast<int>(value & 1u);
-          state_.compression = (value & 1u) != 0;
-        }
-        if ((word & 0xFFF00000u) == 0x60100000u && value != 0xFFFFFu)
-          state_.density = value & 0xFFu;
-        return;
-      }
-      case MtOp::lock: state_.locked = true; return;
-      case MtOp::unlock: state_.locked = false; return;
+      case MtOp::eom: return end_of_data();
+      case MtOp::erase: return op_erase(what);
+      case MtOp::seek: return locate(count, what);
+      case MtOp::setblk: return op_setblk(count, what);
+      case MtOp::setdensity: return op_setdensity(count);
+      case MtOp::compression: return op_compression(count);
+      case MtOp::setdrvbuffer: return op_setdrvbuffer(count, what);
+      case MtOp::lock: return lock_door(true);
+      case MtOp::unlock: return lock_door(false);
       case MtOp::fss:
       case MtOp::bss: throw Error(EIO, what);  // images hold no setmarks
-      case MtOp::wsm:
-        if (n != 0) throw Error(EIO, what);
-        return;
+      case MtOp::wsm: return op_wsm(count, what);
       case MtOp::setpart:
       case MtOp::mkpart: throw Error(EINVAL, what);  // st without can-partitions
       default: throw Error(ENOSYS, what);
     }
+  }
+
+  // Counts widen to 64 bits before they are negated, so INT_MIN spaces too.
+  void op_fsf(int count, const std::string& what) {
+    const std::int64_t n = count;
+    if (n < 0) {  // a negative SPACE goes the other way; st's counts follow
+      back_files(-n, what);
+      state_.block = 0;
+    } else {
+      forward_files(n, what);
+    }
+  }
+
+  void op_bsf(int count, const std::string& what) {
+    const std::int64_t n = count;
+    if (n < 0) {
+      forward_files(-n, what);
+      state_.block = -1;
+    } else {
+      back_files(n, what);
+    }
+  }
+
+  void op_fsr(int count, const std::string& what) {
+    const std::int64_t n = count;
+    if (n < 0) back_records(-n, what);
+    else forward_records(n, what);
+  }
+
+  void op_bsr(int count, const std::string& what) {
+    const std::int64_t n = count;
+    if (n < 0) forward_records(-n, what);
+    else back_records(n, what);
+  }
+
+  void op_fsfm(int count, const std::string& what) {
+    forward_files(count, what);
+    back_files(1, what);
+  }
+
+  void op_bsfm(int count, const std::string& what) {
+    back_files(count, what);
+    forward_files(1, what);
+  }
+
+  void op_weof(int count, const std::string& what) {
+    if (count < 0) throw Error(EINVAL, what);
+    write_filemarks(count);
+  }
+
+  void op_offline() {
+    state_.rewind();
+    state_.online = false;
+    state_.locked = false;
+  }
+
+  void op_load() {
+    state_.rewind();  // a newly loaded cartridge is at BOT
+    state_.online = true;
+    state_.compression_set = false;
+    apply_default_compression();
+  }
+
+  void op_erase(const std::string& what) {
+    if (!writable_) throw Error(write_errno_ == EBADF ? EACCES : write_errno_, what);
+    truncate_here();
+    state_.eof = EofState::none;
+  }
+
+  void op_setblk(int count, const std::string& what) {
+    const std::int64_t n = count;
+    if (n < 0 || n > simh::max_record) throw Error(EINVAL, what);
+    state_.block_size = static_cast<std::uint32_t>(n);
+  }
+
+  void op_setdensity(int count) {
+    state_.density = static_cast<std::uint32_t>(count) & 0xFFu;
+  }
+
+  void op_compression(int count) {
+    state_.compression = (count & 1) != 0;
+    state_.compression_set = true;
+  }
+
+  void op_setdrvbuffer(int count, const std::string& what) {
+    // Driver options mean nothing to an image; st only rejects an unknown
+    // sub-command (§2.3). The default compression and density are applied
+    // at once, as st does when a tape is loaded (mt defcompression).
+    auto word = static_cast<unsigned>(count);
+    if ((word >> 28) > 8) throw Error(EIO, what);
+    unsigned value = word & 0xFFFFFu;
+    if ((word & 0xFFF00000u) == 0x60200000u && value == 0xFFFFFu)
+      state_.default_compression = -1;  // defcompression -1: no default any more
+    if ((word & 0xFFF00000u) == 0x60200000u && value != 0xFFFFFu && (value & 0xFFu) != 0xFFu) {
+      state_.default_compression = static_cast<int>(value & 1u);
+      state_.compression = (value & 1u) != 0;
+    }
+    if ((word & 0xFFF00000u) == 0x60100000u && value != 0xFFFFFu) state_.density = value & 0xFFu;
+  }
+
+  void lock_door(bool on) { state_.locked = on; }
+
+  void op_wsm(int count, const std::string& what) {
+    if (count != 0) throw Error(EIO, what);
   }
 
   mode_t create_mode_;  // for a new state file, as for the image

@@ -31,6 +31,22 @@ mask_rates() { tr '\r' '\n' | sed -E 's/, +[0-9?]+K\/s/, RATEK\/s/'; }
 # System V segments and semaphores (what buffer 1.19 leaked): none may be left.
 ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 
+# Kills process $1 with SIGKILL after 30 s unless wait_buffer stops it first:
+# a buffer that never finishes must fail the test, not hang it. Its sleep
+# ends with it, and it holds none of bats' descriptors: a plain
+# (sleep 30; kill ...) & left the sleep running once the subshell was
+# killed, and bats waited for the last one before it ended the file.
+start_watchdog() {
+  local target=$1
+  (
+    trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+    sleep 30 &
+    sleeper=$!
+    wait "$sleeper" && kill -9 "$target" 2>/dev/null
+  ) </dev/null >/dev/null 2>&1 3>&- &
+  WATCHDOG_PID=$!
+}
+
 @test "buffer: default options pass the data through unchanged" {
   assert_identity ""
 }
@@ -271,9 +287,7 @@ start_draining_buffer() {
   setsid "$BUFFER" -s 10k -u 50000 "$@" -i "$BATS_TEST_TMPDIR/in" -o "$BATS_TEST_TMPDIR/out" \
     2>"$BATS_TEST_TMPDIR/err" &
   BUFFER_PID=$!
-  # A buffer that never finishes must fail the test, not hang it.
-  (sleep 30; kill -9 "$BUFFER_PID" 2>/dev/null) &
-  WATCHDOG_PID=$!
+  start_watchdog "$BUFFER_PID"
   local i baseline=
   for i in $(seq 100); do
     pgrep -P "$BUFFER_PID" -x buffer >/dev/null && break
@@ -415,8 +429,7 @@ wait_buffer() {
   mkfifo "$BATS_TEST_TMPDIR/fifo"
   echo data | "$BUFFER" -o "$BATS_TEST_TMPDIR/fifo" 2>"$BATS_TEST_TMPDIR/err" &
   BUFFER_PID=$!
-  (sleep 30; kill -9 "$BUFFER_PID" 2>/dev/null) &
-  WATCHDOG_PID=$!
+  start_watchdog "$BUFFER_PID"
   local i
   for i in $(seq 100); do pgrep -P "$BUFFER_PID" -x buffer >/dev/null && break; sleep 0.05; done
   sleep 0.2
@@ -648,8 +661,7 @@ start_slow_tap_buffer() {
   exec 7<>fin
   setsid "$BUFFER" -s 64k -m 8m -u 20000 -i fin -o "$1" 2>err &
   BUFFER_PID=$!
-  (sleep 30; kill -9 "$BUFFER_PID" 2>/dev/null) &
-  WATCHDOG_PID=$!
+  start_watchdog "$BUFFER_PID"
   pacer --rate 20m <in >&7 &
   PACER_PID=$!
   local i

@@ -492,14 +492,32 @@ count_watches() {
   assert_line --index 2 'R "2"'
 }
 
+# Runs rmt (options as arguments) for a client that sends the bytes $1 and
+# then falls silent, its end of the connection still open (for 30 s at
+# most): replies in out, the exit status in $status. The client is ended as
+# soon as rmt exits, so a test takes as long as the timeout it checks (with
+# a fixed "sleep 3" as the client, it took 3 s for a 1 s timeout).
+serve_silent() {
+  local input=$1
+  shift
+  printf '%s' "$input" >in.bin
+  mkfifo client
+  { cat in.bin; exec sleep 30; } >client 2>/dev/null 3>&- &
+  local client=$!
+  status=0
+  "$RMT" --log none "$@" <client >out 2>err || status=$?
+  kill "$client" 2>/dev/null || true
+  wait "$client" 2>/dev/null || true
+}
+
 @test "rmt: a silent client is dropped after --idle-timeout with status 3" {
-  run bash -c '{ printf "Odata\n0\n"; sleep 3; } | "$0" --log none --idle-timeout 1 >out' "$RMT"
+  serve_silent $'Odata\n0\n' --idle-timeout 1
   assert_equal "$status" 3
   assert_out $'A0\n'
 }
 
 @test "rmt: a W payload that stops arriving is dropped after --payload-timeout" {
-  run bash -c '{ printf "Onew\n65 O_WRONLY|O_CREAT\nW10\nabc"; sleep 3; } | "$0" --log none --payload-timeout 1 >out' "$RMT"
+  serve_silent $'Onew\n65 O_WRONLY|O_CREAT\nW10\nabc' --payload-timeout 1
   assert_equal "$status" 3
   assert_out $'A0\n'
   assert_equal "$(stat -c %s new)" 0

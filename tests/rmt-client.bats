@@ -102,18 +102,23 @@ fake_server() {
   done
 }
 
-# A remote shell that never answers: it records its pid, then sleeps under
-# a name unique to this test, so that a leftover is easy to find.
+# A remote shell that never answers: it adds its pid to hang.pid, then
+# sleeps under a name unique to this test, so that a leftover is easy to find.
 hanging_shell() {
   HANG_MARK=tk-hang-$$-$BATS_TEST_NUMBER
-  printf '#!/bin/bash\n%s\necho $$ >%s\nexec -a %s sleep 1000\n' \
+  printf '#!/bin/bash\n%s\necho $$ >>%s\nexec -a %s sleep 1000\n' \
     "${1:-}" "$PWD/hang.pid" "$HANG_MARK" >hang
   chmod +x hang
 }
 
 teardown() {
-  # Only on failure (the old code left it running): the shell, by its pid.
-  if [ -s hang.pid ] && kill -0 "$(cat hang.pid)" 2>/dev/null; then kill -9 "$(cat hang.pid)"; fi
+  # Only on failure (the old code left them running): the shells, by pid.
+  local pid
+  if [ -s hang.pid ]; then
+    while read -r pid; do
+      if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid"; fi
+    done <hang.pid
+  fi
   return 0
 }
 
@@ -165,21 +170,31 @@ teardown() {
 
 @test "remote backend: a remote shell that never answers times out, naming the host, and is not left behind" {
   hanging_shell
-  run timeout 60 "$MT" --rsh-command="$PWD/hang" --connect-timeout 1 -f "farhost:$PWD/x" status
+  # mt, reblock and buffer wait out their 1 s side by side, not one after
+  # another; each must have ended its shell by the time it exits.
+  timeout 60 "$MT" --rsh-command="$PWD/hang" --connect-timeout 1 -f "farhost:$PWD/x" status >mt.out 2>&1 &
+  local mt=$!
+  TAPEKIT_CONNECT_TIMEOUT=1 RSH=$PWD/hang timeout 60 "$REBLOCK" -i farhost:/dev/nst0 -o out >reblock.out 2>&1 &
+  local reblock=$!
+  timeout 60 "$BUFFER" --rsh-command="$PWD/hang" --connect-timeout=1 -o farhost:/dev/nst0 <data >buffer.out 2>&1 &
+  local buffer=$!
+  status=0
+  wait "$mt" || status=$?
   assert_equal "$status" 1
+  run cat mt.out
   assert_output "mt: open farhost:$PWD/x: no answer from remote shell $PWD/hang for farhost within 1 s (--connect-timeout or TAPEKIT_CONNECT_TIMEOUT sets the limit): Connection timed out"
-  run pgrep -f "$HANG_MARK"
+  status=0
+  wait "$reblock" || status=$?
   assert_equal "$status" 1
-  rm hang.pid
-  TAPEKIT_CONNECT_TIMEOUT=1 RSH=$PWD/hang run timeout 60 "$REBLOCK" -i farhost:/dev/nst0 -o out
-  assert_equal "$status" 1
+  run cat reblock.out
   assert_output --partial "no answer from remote shell $PWD/hang for farhost within 1 s"
-  run pgrep -f "$HANG_MARK"
-  assert_equal "$status" 1
-  rm hang.pid
-  run timeout 60 "$BUFFER" --rsh-command="$PWD/hang" --connect-timeout=1 -o farhost:/dev/nst0 <data
+  status=0
+  wait "$buffer" || status=$?
   assert_equal "$status" 255
+  run cat buffer.out
   assert_output --partial "no answer from remote shell $PWD/hang for farhost within 1 s"
+  # All three shells started, and none is left.
+  assert_equal "$(wc -l <hang.pid)" 3
   run pgrep -f "$HANG_MARK"
   assert_equal "$status" 1
 }

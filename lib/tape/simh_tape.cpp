@@ -20,20 +20,17 @@
 #include <cstdio>
 #include <cctype>
 #include <cstring>
-#include <deque>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <string_view>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <vector>
 
 #include "../error.hpp"
 #include "../io.hpp"
-#include "append_buffer.hpp"
 #include "drive_state.hpp"
+#include "image_appender.hpp"
 #include "image_lock.hpp"
 #include "session_recovery.hpp"
 #include "simh_format.hpp"
@@ -52,6 +49,15 @@ std::uint64_t file_size(int fd, const std::string& path) {
   return static_cast<std::uint64_t>(st.st_size);
 }
 
+// Where the drive is, as far as a rollback needs to know; offset (the image's
+// size there) is all the appender reads of it.
+struct Checkpoint {
+  std::uint64_t offset = 0;
+  std::int64_t lba = 0, file = 0, block = 0;
+  std::uint64_t data = 0;     // record bytes written this session up to here
+  std::uint64_t records = 0;  // records written this session up to here
+};
+
 class SimhTape final : public Tape {
  public:
   // dir: the directory path is relative to (owned), or invalid for the
@@ -63,18 +69,14 @@ class SimhTape final : public Tape {
         state_path_(simh_state_path(path)),
         dir_(std::move(dir)),
         fd_(std::move(fd)),
-        size_(file_size(fd_.get(), path)),
-        image_(fd_.get(), size_),
+        image_(fd_.get(), file_size(fd_.get(), path)),
         state_(state),
         readable_(readable),
         writable_(writable),
         fd_writable_(writable || write_errno == EACCES),
         write_errno_(write_errno),
         file_protected_(file_protected),
-        fs_type_(file_system_type(fd_.get())),
-        reserve_(writable && allocates_blocks(fs_type_)),
-        stage_(reserve_ && keeps_reservations(fs_type_)),
-        staged_(fd_.get(), path) {}
+        appender_(fd_.get(), path, image_, writable, state.capacity) {}
 
   ~SimhTape() override {
     try {
@@ -221,12 +223,12 @@ class SimhTape final : public Tape {
     } catch (const Error&) {
       // The session stays marked: whatever the image now ends in is checked
       // and completed by the next open.
-      release_reserve();
+      appender_.release();
       save_quietly();
       fd_.close("close " + name());
       throw;
     }
-    release_reserve();
+    appender_.release();
     state_.writing = false;
     save();
     fd_.close("close " + name());
@@ -464,204 +466,78 @@ class SimhTape final : public Tape {
   // A write ends the tape where it happens (design.md: new EOD).
   void truncate_here() {
     mark_write_session();
-    if (state_.offset >= size_) return;
-    if (retry_eintr([&] { return ::ftruncate(fd_.get(), static_cast<off_t>(state_.offset)); }) == -1)
-      throw_syscall_error("truncate " + name());
-    size_ = state_.offset;
-    image_.set_size(size_);
-    reserved_end_ = 0;  // truncation freed the blocks past the new end
+    appender_.truncate(state_.offset);
   }
 
-  // Disk blocks past the end of the image, reserved with fallocate(KEEP_SIZE)
-  // ahead of the writes. A file system that allocates blocks as it writes
-  // back (ext4's delayed allocation) then finds them mapped, which makes an
-  // append of records at unaligned offsets cheaper than a plain file's
-  // aligned writes. The image's size never includes them, so a writer killed
-  // mid-tape leaves an image exactly as long as its data (the blocks are
-  // freed by the next truncating write or reserving close). Reserved blocks
-  // are also what lets appends be staged (below). A refusal (no support, no
-  // space) stops reserving and staging: the write itself then reports real
-  // trouble, at the record that met it.
-  static constexpr std::uint64_t first_reserve = 1 << 20;
-  static constexpr std::uint64_t largest_reserve = 16 << 20;
   // Filemarks may pass the capacity by this much, so a close still fits one.
   static constexpr std::uint64_t filemark_overshoot = 64;
   static constexpr int max_filemarks_per_request = 1 << 20;
 
-  using FsType = decltype(statfs::f_type);
-  // 0 when it cannot be told, which neither reserves nor stages.
-  static FsType file_system_type(int fd) noexcept {
-    struct statfs fs {};
-    return ::fstatfs(fd, &fs) == -1 ? 0 : fs.f_type;
-  }
-
-  // Memory file systems gain nothing: their pages would be zeroed twice.
-  static bool allocates_blocks(FsType type) noexcept {
-    return type != 0 && type != TMPFS_MAGIC && type != RAMFS_MAGIC;
-  }
-
-  // Staging relies on a reservation meaning a later write finds the room.
-  // ext4 and xfs allocate the blocks themselves; copy-on-write file systems
-  // (btrfs, ZFS) may still run out when the data is written, where a full
-  // disk would then fail records already accepted: those write as they go.
-  static bool keeps_reservations(FsType type) noexcept {
-    return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC;
-  }
-
-  void reserve_through(std::uint64_t end) noexcept {
-    std::uint64_t from = std::max(reserved_end_, state_.offset);
-    std::uint64_t to = (end / reserve_step_ + 1) * reserve_step_;
-    if (state_.capacity != 0) to = std::min(to, state_.capacity);
-    if (to <= from) return;
-    reserved_ = true;  // even a refused fallocate may have reserved part
-    if (::fallocate(fd_.get(), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
-                    static_cast<off_t>(to - from)) == -1) {
-      reserve_ = false;
-      return;
-    }
-    reserved_end_ = to;
-    reserve_step_ = std::min(2 * reserve_step_, largest_reserve);
-  }
-
-  // Frees what was reserved past the end (truncating to the same size).
-  void release_reserve() noexcept {
-    if (!reserved_) return;
-    (void)::ftruncate(fd_.get(), static_cast<off_t>(size_));
-    reserved_ = false;
-    reserved_end_ = 0;
-  }
-
-  void append(const iovec* iov, int count, std::size_t total, std::size_t done_before) {
-    auto at = static_cast<off_t>(state_.offset);
-    if (reserve_ && state_.offset + total > reserved_end_) reserve_through(state_.offset + total);
-    if (stage_ && reserve_ && state_.offset + total <= reserved_end_) {
-      stage(iov, count, total);
-      return;
-    }
-    // Without reserved blocks the write itself must report a full disk, at
-    // the record that did not fit: what is staged goes first, to keep order.
-    flush_staged();
-    ssize_t n = retry_eintr([&] { return ::pwritev(fd_.get(), iov, count, at); });
-    if (n != static_cast<ssize_t>(total)) {
-      int err = n == -1 ? errno : ENOSPC;
-      // Keep the image well formed: drop a partly written object.
-      if (n > 0) {
-        (void)::ftruncate(fd_.get(), at);
-        reserved_end_ = 0;
-      }
-      image_.set_size(size_);
-      if (err == EINTR) throw Interrupted("write " + name());
-      throw Error(err, "write " + name(), done_before);
-    }
-    state_.offset += total;
-    size_ = state_.offset;
-    image_.set_size(size_);
-  }
-
   // --- the drive's write buffer ---
   //
-  // Appends that fall inside reserved blocks are gathered in staged_ and reach
-  // the image in aligned 1 MiB writes (append_buffer.hpp says why), as st's
-  // buffered writes reach the tape: before any other request (every ioctl,
-  // read, status, tell) and at close. Because the blocks are reserved, the
-  // write cannot find the disk full later. Should it fail anyway (an I/O
-  // error), the image is cut back to the last whole object that reached it,
-  // the drive's position goes back with it, staging stops for the rest of the
-  // session, and the failure is reported by the request in progress: with its
-  // own errno when only that request's records were lost, as EIO naming the
-  // loss when records already acknowledged were. A writer killed outright
-  // loses what is staged (at most 1 MiB), as a drive that loses power loses
-  // its buffer; the image may then end in a record cut short, which reading
-  // and `mt verify` report with its offset.
-
-  // Where the drive is, as far as a rollback needs to know.
-  struct Checkpoint {
-    std::uint64_t offset = 0;
-    std::int64_t lba = 0, file = 0, block = 0;
-    std::uint64_t data = 0;     // record bytes written this session up to here
-    std::uint64_t records = 0;  // records written this session up to here
-  };
-  // A bound on the objects tracked while staged (tiny records fill it first).
-  static constexpr std::size_t max_staged_objects = 4096;
+  // Appends reach the image through appender_ (image_appender.hpp), staged as
+  // st's buffered writes are, and reach it before any other request (every
+  // ioctl, read, status, tell) and at close. Should staged records fail to
+  // reach it, the drive's position goes back with the image to the last
+  // whole object that did, and the failure is reported by the request in
+  // progress: with its own errno when only that request's records were
+  // lost, as EIO naming the loss when records already acknowledged were. A
+  // record cut short by a writer killed outright is reported by reading and
+  // `mt verify` with its offset.
 
   Checkpoint here() const noexcept {
     return {state_.offset, state_.lba, state_.file, state_.block, data_written_, records_written_};
   }
 
-  void stage(const iovec* iov, int count, std::size_t total) {
-    if (!staged_.pending()) {
-      staged_ends_.clear();
-      durable_ = here();
-    }
+  void append(std::span<const iovec> iov, std::size_t total, std::size_t done_before) {
     try {
-      std::uint64_t at = state_.offset;
-      for (int i = 0; i < count; ++i) {
-        staged_.add(at, {static_cast<const std::byte*>(iov[i].iov_base), iov[i].iov_len});
-        at += iov[i].iov_len;
-      }
-    } catch (const Error& e) {
-      lose_staged(e);
-    }
-    while (!staged_ends_.empty() && staged_ends_.front().offset <= staged_.written_to()) {
-      durable_ = staged_ends_.front();
-      staged_ends_.pop_front();
+      appender_.append(iov, total, done_before, here());
+    } catch (const StagedLoss<Checkpoint>& loss) {
+      roll_back(loss);
     }
     state_.offset += total;
-    size_ = state_.offset;
-    image_.set_size(size_);
   }
 
   // Called after the counters moved past whole objects.
   void mark_boundary() {
-    if (!staged_.pending()) return;
-    staged_ends_.push_back(here());
-    if (staged_ends_.size() >= max_staged_objects) flush_staged();
+    try {
+      appender_.mark_boundary(here());
+    } catch (const StagedLoss<Checkpoint>& loss) {
+      roll_back(loss);
+    }
   }
 
   void flush_staged() {
-    if (!staged_.pending()) return;
     try {
-      staged_.flush();
-    } catch (const Error& e) {
-      lose_staged(e);
+      appender_.flush();
+    } catch (const StagedLoss<Checkpoint>& loss) {
+      roll_back(loss);
     }
-    staged_ends_.clear();
   }
 
-  [[noreturn]] void lose_staged(const Error& failure) {
-    Checkpoint keep = durable_;
-    for (const Checkpoint& c : staged_ends_) {
-      if (c.offset > staged_.written_to()) break;
-      keep = c;
-    }
-    staged_.discard();
-    staged_ends_.clear();
-    // If even the cut fails, the next write truncates first (last_write_ off).
-    bool cut = ::ftruncate(fd_.get(), static_cast<off_t>(keep.offset)) == 0;
-    reserve_ = false;  // synchronous writes from now on
-    stage_ = false;
-    reserved_end_ = 0;
-    state_.offset = size_ = keep.offset;
-    image_.set_size(size_);
+  [[noreturn]] void roll_back(const StagedLoss<Checkpoint>& loss) {
+    const Checkpoint& keep = loss.kept;
+    state_.offset = keep.offset;
     state_.lba = keep.lba;
     state_.file = keep.file;
     state_.block = keep.block;
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
     data_written_ = keep.data;
     records_written_ = keep.records;
-    if (!cut) last_write_ = false;
+    // If even the cut failed, the next write truncates first (last_write_ off).
+    if (!loss.cut) last_write_ = false;
     if (keep.offset >= request_start_.offset) {
       // Only this request's records are gone: it fails as a write that met
       // the trouble itself would have.
-      throw Error(failure.errnum(), "write " + name(),
+      throw Error(loss.errnum, "write " + name(),
                   static_cast<std::size_t>(keep.data - request_start_.data));
     }
     last_write_ = false;
     std::uint64_t lost = request_start_.data - keep.data;
     throw LostWrites("write " + name() + " (" + std::to_string(lost) +
                          " bytes of records already accepted were lost: " +
-                         std::strerror(failure.errnum()) + ")",
-                     lost, request_start_.records - keep.records, failure.errnum());
+                         std::strerror(loss.errnum) + ")",
+                     lost, request_start_.records - keep.records, loss.errnum);
   }
 
   void write_record(std::span<const std::byte> data, std::size_t done_before) {
@@ -681,7 +557,7 @@ class SimhTape final : public Tape {
     iovec iov[3] = {{head, 4},
                     {const_cast<std::byte*>(data.data()), data.size()},
                     {tail, pad + 4}};
-    append(iov, 3, span, done_before);
+    append(iov, span, done_before);
     data_written_ += length;
     ++records_written_;
     ++state_.lba;
@@ -712,7 +588,7 @@ class SimhTape final : public Tape {
         now = static_cast<int>(std::min<std::uint64_t>(room, static_cast<std::uint64_t>(now)));
       }
       iovec iov{marks.data(), 4 * static_cast<std::size_t>(now)};
-      append(&iov, 1, iov.iov_len, 0);
+      append({&iov, 1}, iov.iov_len, 0);
       state_.lba += now;
       if (state_.file >= 0) state_.file += now;
       state_.block = 0;
@@ -997,7 +873,6 @@ class SimhTape final : public Tape {
   std::string state_path_;
   Fd dir_;  // what path and state_path_ are relative to; invalid: the working directory
   Fd fd_;
-  std::uint64_t size_;
   simh::ImageReader image_;
   DriveState state_;
   bool readable_;
@@ -1008,15 +883,7 @@ class SimhTape final : public Tape {
   bool last_write_ = false;  // st's "rw == ST_WRITING": close adds a filemark
   std::vector<std::byte> ahead_;
   std::size_t ahead_pos_ = 0;
-  FsType fs_type_;                  // what the image lives on (statfs)
-  bool reserve_;                    // reserve blocks ahead of appends
-  bool stage_;                      // stage appends inside reserved blocks
-  bool reserved_ = false;           // blocks past the end may be reserved
-  std::uint64_t reserved_end_ = 0;  // reserved up to here (0 = nothing)
-  std::uint64_t reserve_step_ = first_reserve;
-  AppendBuffer staged_;                 // appends not yet in the image
-  std::deque<Checkpoint> staged_ends_;  // object ends within them, in order
-  Checkpoint durable_;                  // the last object end known in the image
+  ImageAppender<Checkpoint> appender_;  // the image's size and the writes that move it
   Checkpoint request_start_;            // where the current request began
   std::uint64_t data_written_ = 0;      // record bytes written this session
   std::uint64_t records_written_ = 0;   // records written this session

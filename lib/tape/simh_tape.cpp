@@ -1038,8 +1038,8 @@ std::optional<Recovery> last_recovery(const std::string& path) {
 
 std::optional<SimhDefect> validate_simh_image(const std::string& path) {
   Fd fd = open_file(path, O_RDONLY);
-  // A writer's image may end inside a record still in its buffer: wait
-  // until it lets go, as every other opener must.
+  // A writer's image may end inside a record still in its buffer: while it
+  // holds the lock, verify gets EBUSY as every other opener does.
   lock_image(fd.get(), path);
   try {
     (void)load_completed_state(AT_FDCWD, path, fd.get(), 0, 0666);

@@ -9,16 +9,10 @@ load test_helper
 
 setup() {
   cd "$BATS_TEST_TMPDIR" || return 1
-  # The drive stages writes only on ext4 and xfs; elsewhere the build
-  # folder's disk is used, so the staged MiB a crash loses is exercised.
-  case "$(stat -f -c %T .)" in
-    ext2/ext3 | xfs) ;;
-    *)
-      mkdir -p "${TK_BUILD%/asan}/scratch"
-      scratch=$(mktemp -d "${TK_BUILD%/asan}/scratch/crash.XXXXXX") || return 1
-      cd "$scratch" || return 1
-      ;;
-  esac
+  # On a disk where the drive stages writes, so that the staged MiB a crash
+  # loses is exercised.
+  scratch=
+  on_disk
   RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
 }
 

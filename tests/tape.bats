@@ -764,21 +764,7 @@ EOF
 
 # --- the drive's write buffer (appends staged into reserved blocks) ---
 
-# Staging needs blocks reserved on ext4 or xfs; elsewhere records are written
-# as they come. These tests move to a directory under the build folder (on
-# the checkout's disk) when the test directory is on anything else, and
-# teardown removes it.
-on_disk() {
-  case "$(stat -f -c %T .)" in
-    ext2/ext3 | xfs) ;;
-    *)
-      mkdir -p "${TK_BUILD%/asan}/scratch"
-      scratch=$(mktemp -d "${TK_BUILD%/asan}/scratch/tape.XXXXXX") || return 1
-      cd "$scratch" || return 1
-      ;;
-  esac
-}
-
+# Staging needs blocks reserved on ext4 or xfs: on_disk (test_helper.bash).
 medium() {
   env TK_MEDIUM_PATH="$PWD/t.tap" LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$@"
 }

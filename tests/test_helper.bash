@@ -30,3 +30,18 @@ random_mib() {
 }
 
 sha() { sha256sum "$@" | cut -d' ' -f1; }
+
+# Moves the test to a disk where a virtual tape stages its writes (blocks
+# reserved on ext4 or xfs): the test directory when it is one, else a
+# directory under the build folder on the checkout's disk, in $scratch,
+# which the suite's teardown removes.
+on_disk() {
+  case "$(stat -f -c %T .)" in
+    ext2/ext3 | xfs) ;;
+    *)
+      mkdir -p "${TK_BUILD%/asan}/scratch"
+      scratch=$(mktemp -d "${TK_BUILD%/asan}/scratch/test.XXXXXX") || return 1
+      cd "$scratch" || return 1
+      ;;
+  esac
+}

@@ -873,7 +873,7 @@ EOF2
   run "$MT" -f t.tap verify
   assert_success
   assert_line --index 0 "t.tap: no structural errors"
-  assert_line --index 1 "t.tap: the last write session ended without a close (its writer was killed or lost power); 448568 bytes of a record cut short were removed at offset 600008, the filemark its close would have written was written, and the drive was left at file 1"
+  assert_line --index 1 "t.tap: the drive completed a write session whose writer never closed it (killed, or power lost): 448568 bytes of a record cut short were removed at offset 600008, the filemark its close would have written was written, and the drive was left at file 1"
   run simh_dump t.tap
   assert_output "600000 TM"
   run "$MT" -f t.tap status

@@ -24,7 +24,7 @@ int refuse_non_image(Session& s, std::string_view command) {
 
 // What the drive did for a writer that never closed, in an operator's words.
 std::string recovery_text(const tk::Recovery& r) {
-  std::string t = "the last write session ended without a close (its writer was killed or lost power); ";
+  std::string t = "the drive completed a write session whose writer never closed it (killed, or power lost): ";
   if (r.cut_bytes > 0)
     t += std::to_string(r.cut_bytes) + " bytes of a record cut short were removed at offset " +
          std::to_string(r.cut_at);

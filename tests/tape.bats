@@ -900,6 +900,24 @@ EOF2
   assert_output "500 TM 600000 TM"
 }
 
+@test "tape: a killed writer's session is not completed on another file put in the image's place" {
+  on_disk
+  tapectl t.tap write 500 fm 600000 600000 : hold ready 60 3>&- &
+  holder=$!
+  for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
+  kill -KILL "$holder"
+  wait "$holder" || true
+  holder=
+  cp t.tap copy && mv copy t.tap
+  run "$MT" -f t.tap status
+  assert_success
+  assert_line --index 1 "File number=0, block number=0, partition=0."
+  # Nothing was cut or added: the restored file is as it came.
+  assert_equal "$(stat -c %s t.tap)" 1048576
+  run "$MT" -f t.tap verify
+  assert_failure 2
+}
+
 @test "tape: mt eod stops at damage in an image from elsewhere, and a write there replaces it" {
   tapectl t.tap write 1000 2000 >/dev/null
   truncate -s -100 t.tap

@@ -913,8 +913,7 @@ bool same_file(int a, int b) noexcept {
 // under that name, say) must not be taken for a damaged tape, nor written
 // over: its first object is not even one. A first record cut short by the
 // end of the file is a damaged image, which spacing and writing can mend.
-void refuse_foreign_file(int fd, const std::string& path) {
-  const std::uint64_t size = file_size(fd, path);
+void refuse_foreign_file(int fd, std::uint64_t size, const std::string& path) {
   if (size == 0) return;
   simh::ImageReader image(fd, size);
   Object first = image.next(0);
@@ -935,31 +934,32 @@ void refuse_foreign_file(int fd, const std::string& path) {
 // closed completed first. That close belongs to the dead writer, so any
 // opener does it, a reader too, when it may write the image (a reader that
 // may not sees the tape where the unfinished session was last saved).
-DriveState load_completed_state(int dir_fd, const std::string& path, int fd, int nofollow,
-                                mode_t mode) {
+DriveState load_completed_state(int dir_fd, const std::string& path, int fd, mode_t mode) {
   const std::string state_path = simh_state_path(path);
   DriveState state = load_drive_state(dir_fd, state_path);
-  if (!state.writing) {
-    // No state, or the image changed behind the drive's back: a cartridge
-    // new to the drive, at BOT, once it is seen to be one at all.
-    if (state.image_mtime_ns < 0 || state.image_mtime_ns != image_mtime_ns(fd) ||
-        state.offset > file_size(fd, path)) {
-      refuse_foreign_file(fd, path);
-      state.rewind();
-    }
-    return state;
-  }
   struct stat st {};
   if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (state.offset > size || state.image_inode != static_cast<std::uint64_t>(st.st_ino)) {
-    state.writing = false;  // another file took its place: nothing of it to complete
+  const std::int64_t mtime =
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  // A cartridge new to the drive: no state, the image changed behind the
+  // drive's back, or (after a crash) another file in its place. It loads at
+  // BOT, once it is seen to be an image at all; a crashed session on some
+  // other file is nothing to complete.
+  const bool known = state.offset <= size &&
+                     (state.writing ? state.image_inode == static_cast<std::uint64_t>(st.st_ino)
+                                    : state.image_mtime_ns >= 0 && state.image_mtime_ns == mtime);
+  if (!known) {
+    refuse_foreign_file(fd, size, path);
+    state.writing = false;
     state.rewind();
     return state;
   }
-  int rw = retry_eintr([&] {
-    return ::openat(dir_fd, path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | nofollow);
-  });
+  if (!state.writing) return state;
+  // The repair goes through a descriptor of its own: the caller's may be
+  // read-only, and the lock it holds already covers this one.
+  int rw = retry_eintr(
+      [&] { return ::openat(dir_fd, path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW); });
   if (rw == -1) {
     if (errno == EACCES || errno == EROFS || errno == EPERM) return state;
     throw_syscall_error("open " + path);
@@ -996,7 +996,7 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   open_flags |= nofollow | ((open_flags & O_CREAT) ? (flags & O_EXCL) : 0);
   Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
   lock_image(fd.get(), path);
-  DriveState state = load_completed_state(dir_fd, path, fd.get(), nofollow, options.create_mode);
+  DriveState state = load_completed_state(dir_fd, path, fd.get(), options.create_mode);
   if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
 
   bool writable = want_write && !file_protected;
@@ -1024,7 +1024,7 @@ void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes) 
 void set_virtual_tape_protect(const std::string& path, bool on) {
   Fd fd = open_file(path, O_RDONLY);
   lock_image(fd.get(), path);
-  DriveState state = load_completed_state(AT_FDCWD, path, fd.get(), 0, 0666);
+  DriveState state = load_completed_state(AT_FDCWD, path, fd.get(), 0666);
   state.write_protect = on;
   save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666);
   fd.close("close " + path);
@@ -1042,7 +1042,7 @@ std::optional<SimhDefect> validate_simh_image(const std::string& path) {
   // holds the lock, verify gets EBUSY as every other opener does.
   lock_image(fd.get(), path);
   try {
-    (void)load_completed_state(AT_FDCWD, path, fd.get(), 0, 0666);
+    (void)load_completed_state(AT_FDCWD, path, fd.get(), 0666);
   } catch (const DamagedImage& e) {
     if (e.is_damage()) throw;
     return SimhDefect{0, e.damage()};

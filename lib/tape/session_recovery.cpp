@@ -12,10 +12,13 @@
 
 namespace tk {
 
+std::int64_t mtime_ns(const struct stat& st) noexcept {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 std::int64_t image_mtime_ns(int fd) noexcept {
   struct stat st {};
-  if (::fstat(fd, &st) == -1) return -1;
-  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return ::fstat(fd, &st) == -1 ? -1 : mtime_ns(st);
 }
 
 void complete_interrupted_session(int fd, std::uint64_t size, DriveState& state,

@@ -4,12 +4,15 @@
 
 #include <cstdint>
 #include <string>
+#include <sys/stat.h>
 
 #include "drive_state.hpp"
 
 namespace tk {
 
-// The image's modification time in nanoseconds, -1 when fstat fails.
+// A file's modification time in nanoseconds, as the drive state keeps it.
+std::int64_t mtime_ns(const struct stat& st) noexcept;
+// The image's, -1 when fstat fails.
 std::int64_t image_mtime_ns(int fd) noexcept;
 
 // state was saved by a writer that never closed (state.writing), and fd is

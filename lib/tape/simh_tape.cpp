@@ -940,8 +940,7 @@ DriveState load_completed_state(int dir_fd, const std::string& path, int fd, mod
   struct stat st {};
   if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  const std::int64_t mtime =
-      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  const std::int64_t mtime = mtime_ns(st);
   // A cartridge new to the drive: no state, the image changed behind the
   // drive's back, or (after a crash) another file in its place. It loads at
   // BOT, once it is seen to be an image at all; a crashed session on some

@@ -571,7 +571,7 @@ EOF
     assert_equal "$stderr" "$expected"
   done <<'EOF'
 -s abc|buffer: invalid -s 'abc': not a number
--s 1.5k|buffer: invalid -s '1.5k': unknown unit (use b, k, m, g or t)
+-s 1.5k|buffer: invalid -s '1.5k': a size is a whole number, without a fraction: 1.5k is 1536
 -S 10x|buffer: invalid -S '10x': unknown unit (use b, k, m, g or t)
 -m 99999999999999999999|buffer: invalid -m '99999999999999999999': too large
 -p 5%|buffer: invalid -p '5%': not a whole number

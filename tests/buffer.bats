@@ -320,6 +320,18 @@ wait_buffer() {
   assert_equal "$(sha "$BATS_TEST_TMPDIR/out")" "$(sha "$BATS_TEST_TMPDIR/sent")"
 }
 
+@test "buffer: SIGTERM says a stop was asked for, how much is queued, and ends with why the run ended" {
+  tapekit_only
+  start_draining_buffer
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_line --index 0 --regexp "^buffer: SIGTERM: stopping; reading has stopped, writing out the [0-9]+ bytes still queued \([0-9]+ blocks?\); a second signal abandons them$"
+  assert_line --index 1 "buffer: stopped by SIGTERM after the queue was written out: 102400 bytes reached $BATS_TEST_TMPDIR/out, all that was read"
+  assert_equal "${#lines[@]}" 2
+}
+
 @test "buffer: SIGINT to the process group (Ctrl-C) drains the queue too" {
   tapekit_only
   start_draining_buffer

@@ -557,7 +557,6 @@ class StatusThread {
     Clock::time_point next = start_ + tick;
     Interval period;
     period.ring_blocks = ring_.blocks();
-    period.block_size = ring_.block_size();
     period.total_bytes = total_bytes_;
     std::unique_lock lock(mutex_);
     while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {

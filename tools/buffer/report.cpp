@@ -67,6 +67,19 @@ double rate(std::uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds : 0;
 }
 
+// What moved during one period, and how fast.
+struct PeriodFlow {
+  std::uint64_t bytes_out;
+  double rate_in;
+  double rate_out;
+};
+
+PeriodFlow period_flow(const Interval& period) {
+  double span = period.to_s - period.from_s;
+  std::uint64_t out = period.now.bytes_out - period.before.bytes_out;
+  return {out, rate(period.now.bytes_in - period.before.bytes_in, span), rate(out, span)};
+}
+
 int fill_percent(const RingStats& stats, std::size_t ring_blocks) {
   return ring_blocks ? static_cast<int>(stats.blocks_filled * 100 / ring_blocks) : 0;
 }
@@ -112,39 +125,35 @@ std::string json_string(const std::string& text) {
 }  // namespace
 
 std::string interval_line(const Interval& period) {
-  double span = period.to_s - period.from_s;
-  std::uint64_t out = period.now.bytes_out - period.before.bytes_out;
-  std::uint64_t in = period.now.bytes_in - period.before.bytes_in;
+  PeriodFlow flow = period_flow(period);
   char line[160];
   std::snprintf(line, sizeof line, "[%5.1f-%5.1f s]  out %s  %s/s  in %s/s  fill %d%%",
-                period.from_s, period.to_s, human_bytes(static_cast<double>(out)).c_str(),
-                human_bytes(rate(out, span)).c_str(), human_bytes(rate(in, span)).c_str(),
+                period.from_s, period.to_s, human_bytes(static_cast<double>(flow.bytes_out)).c_str(),
+                human_bytes(flow.rate_out).c_str(), human_bytes(flow.rate_in).c_str(),
                 fill_percent(period.now, period.ring_blocks));
   return line + eta_text(period) + "\n";
 }
 
 std::string progress_line(const Interval& period) {
-  double span = period.to_s - period.from_s;
-  std::uint64_t out = period.now.bytes_out - period.before.bytes_out;
-  std::uint64_t in = period.now.bytes_in - period.before.bytes_in;
+  PeriodFlow flow = period_flow(period);
   char line[160];
   std::snprintf(line, sizeof line, "\r%10s  out %10s/s  in %10s/s  fill %3d%%  %s",
                 human_bytes(static_cast<double>(period.now.bytes_out)).c_str(),
-                human_bytes(rate(out, span)).c_str(), human_bytes(rate(in, span)).c_str(),
+                human_bytes(flow.rate_out).c_str(), human_bytes(flow.rate_in).c_str(),
                 fill_percent(period.now, period.ring_blocks), clock_text(period.to_s).c_str());
   return line + eta_text(period) + "\033[K";
 }
 
 std::string interval_json(const Interval& period) {
-  double span = period.to_s - period.from_s;
+  PeriodFlow flow = period_flow(period);
   const RingStats& now = period.now;
   std::string json =
       "{\"event\":\"interval\",\"from_s\":" + json_number(period.from_s, 3) +
       ",\"to_s\":" + json_number(period.to_s, 3) +
       ",\"bytes_in\":" + std::to_string(now.bytes_in) +
       ",\"bytes_out\":" + std::to_string(now.bytes_out) +
-      ",\"rate_in\":" + json_number(rate(now.bytes_in - period.before.bytes_in, span), 0) +
-      ",\"rate_out\":" + json_number(rate(now.bytes_out - period.before.bytes_out, span), 0) +
+      ",\"rate_in\":" + json_number(flow.rate_in, 0) +
+      ",\"rate_out\":" + json_number(flow.rate_out, 0) +
       ",\"fill_percent\":" + std::to_string(fill_percent(now, period.ring_blocks)) +
       ",\"queued_bytes\":" + std::to_string(now.bytes_in - now.bytes_out) +
       ",\"underruns\":" + std::to_string(now.underruns) +

@@ -42,7 +42,6 @@ struct Interval {
   RingStats before;
   RingStats now;
   std::size_t ring_blocks = 1;
-  std::size_t block_size = 1;
   std::optional<std::uint64_t> total_bytes;  // --size, or a regular file's size: gives an ETA
 };
 

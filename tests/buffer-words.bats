@@ -142,8 +142,9 @@ trace_reads_and_writes() {
   # input drains the rest, so the last burst may differ).
   runs=$(grep -o 'W*' <<<"$order" | awk '{print length}' | head -n -1 | sort -u | tr '\n' ' ')
   assert_equal "$runs" "4 "
-  # Without the pair the writer follows the reader block by block.
+  # Without the pair the writer follows the reader block by block (past a
+  # slow start, as under a sanitizer, and before the end).
   order=$(trace_reads_and_writes)
-  runs=$(grep -o 'W*' <<<"$order" | awk '{print length}' | sort -un | tail -1)
+  runs=$(grep -o 'W*' <<<"$order" | awk '{print length}' | sed '1d;$d' | sort -un | tail -1)
   [ "$runs" -le 2 ] || fail "default writer wrote in bursts: $order"
 }

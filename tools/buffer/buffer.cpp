@@ -409,7 +409,10 @@ class Writer {
     // Closed first, so the count below is what reached this volume; read
     // back while it is still in the drive.
     close_output();
-    verify_primary();
+    if (std::string mismatch = verify_primary(); !mismatch.empty()) {
+      ring_.set_consumer_reported();
+      throw ExactExit(kExitRuntime, mismatch);
+    }
     if (digest_) digest_->end_volume();
     print_stderr("buffer (writer): end of medium on " + output_->name() + " after " +
                  std::to_string(written_) + " bytes; running the volume change command\n");
@@ -485,14 +488,15 @@ class Writer {
                                       reached_text());
   }
 
-  // -o's current volume read back and compared (--verify).
-  void verify_primary() {
-    if (!options_.verify || primary_failed_ || !digest_) return;
-    std::string mismatch = verify_volume(output_->name(), volume_start_, options_.block_size,
-                                         *digest_, open_options(options_));
-    if (mismatch.empty()) return;
-    ring_.set_consumer_reported();
-    throw ExactExit(kExitRuntime, mismatch);
+  // -o's current volume read back and compared (--verify): "" when it
+  // matches, else what differs.
+  std::string verify_primary() {
+    if (!options_.verify || primary_failed_ || !digest_) return "";
+    std::string label = output_->name();
+    if (options_.next_volume) label += ", volume " + std::to_string(per_volume_.size());
+    std::string mismatch = verify_volume(output_->name(), label, volume_start_,
+                                         options_.block_size, *digest_, open_options(options_));
+    return mismatch;
   }
 
   // After a clean end of input: the tees closed, everything read back that
@@ -506,8 +510,8 @@ class Writer {
     }
     std::string mismatches;
     if (options_.verify) {
-      verify_primary();
-      mismatches = tees_.verify_all(options_.block_size, open_options(options_));
+      mismatches = verify_primary();
+      mismatches += tees_.verify_all(options_.block_size, open_options(options_));
     }
     std::string digests = digest_ && !primary_failed_ ? digest_->summary(output_->name()) : "";
     digests += tees_.digest_summary();

@@ -54,8 +54,9 @@ std::int64_t volume_start(Tape& tape) {
   }
 }
 
-std::string verify_volume(const std::string& name, std::int64_t start, std::size_t record_size,
-                          const OutputDigest& written, const OpenOptions& how) {
+std::string verify_volume(const std::string& name, const std::string& label, std::int64_t start,
+                          std::size_t record_size, const OutputDigest& written,
+                          const OpenOptions& how) {
   Digest read_back(written.kind());
   std::uint64_t bytes = 0;
   try {
@@ -74,13 +75,14 @@ std::string verify_volume(const std::string& name, std::int64_t start, std::size
     }
     tape->close();
   } catch (const Error& e) {
-    return "buffer (writer): verify of " + name + " failed: " + e.what() + "\n";
+    return "buffer (writer): verify of " + label + " failed: " + e.what() + "\n";
   }
   std::string hex = read_back.hex();
   if (hex == written.volume_hex() && bytes == written.volume_bytes()) return "";
-  return "buffer (writer): verify of " + name + " failed: read back " + std::to_string(bytes) +
-         " bytes, " + digest_name(written.kind()) + " " + hex + "; wrote " +
-         std::to_string(written.volume_bytes()) + " bytes, " + written.volume_hex() + "\n";
+  return "buffer (writer): verify of " + label + " failed: it differs from what was written: read back " +
+         std::to_string(bytes) + " bytes, " + digest_name(written.kind()) + " " + hex +
+         "; wrote " + std::to_string(written.volume_bytes()) + " bytes, " + written.volume_hex() +
+         "\n";
 }
 
 TeeOutputs::TeeOutputs(const std::vector<std::string>& names, std::optional<DigestKind> hash,
@@ -168,7 +170,8 @@ std::string TeeOutputs::verify_all(std::size_t record_size, const OpenOptions& h
   std::string text;
   for (const TeeOutput& tee : tees_)
     if (tee.failure.empty() && tee.digest)
-      text += verify_volume(tee.tape->name(), tee.start, record_size, *tee.digest, how);
+      text += verify_volume(tee.tape->name(), tee.tape->name(), tee.start, record_size,
+                            *tee.digest, how);
   return text;
 }
 

@@ -195,5 +195,17 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   run --separate-stderr "$BUFFER" --verify -o out --tee - </dev/null
   assert_equal "$status" 255
   assert_equal "$stderr" "buffer: --verify cannot read back --tee -: standard output"
+  run --separate-stderr "$BUFFER" -o out --tee out </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: --tee out names an output already given"
   assert_file_not_exists out
+}
+
+@test "buffer: a --tee output that cannot be opened ends the run as 1.19's -o does, before any input is read" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr bash -c "\"$BUFFER\" -o copy --tee missing/x; echo \$?; wc -c" <"$SMALL"
+  assert_equal "${lines[0]}" 255
+  assert_equal "${lines[1]}" 3000000  # the input was left unread
+  assert_equal "$stderr" "buffer: cannot open output file: No such file or directory
+filename: missing/x"
 }

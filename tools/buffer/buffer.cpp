@@ -562,13 +562,14 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
     // Failures here are still set-up failures: status 255, as in 1.19.
     std::unique_ptr<Tape> output = open_output(options);
     enlarge_pipe(output->poll_fd(), options.block_size);
-    g_writer_ready = 1;
-    ring.set_consumer_ready();
+    // Every output is open before the reader takes any input.
     TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
       std::unique_ptr<Tape> tee = open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
       enlarge_pipe(tee->poll_fd(), options.block_size);
       return tee;
     });
+    g_writer_ready = 1;
+    ring.set_consumer_ready();
     Writer writer(ring, std::move(output), tees, options, start, reader);
     return writer.run();
   });

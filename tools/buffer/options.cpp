@@ -3,6 +3,8 @@
 // "1.5k" as 1 and "1g" as 1), and the 2048-block / 512 KiB ceilings are gone.
 #include "options.hpp"
 
+#include <algorithm>
+
 #include "../common/cxxopts.hpp"
 #include <unistd.h>
 
@@ -120,9 +122,14 @@ void check_output_options(Options& o) {
   if (o.verify && !o.hash) o.hash = DigestKind::sha256;
   if (o.verify && (o.output.empty() || o.output == "-"))
     fail_exact("buffer: --verify needs -o: standard output cannot be read back");
+  // Two opens of one file would truncate and interleave each other.
+  std::vector<std::string> seen{o.output.empty() ? std::string("-") : o.output};
   for (const std::string& tee : o.tees) {
     if (o.verify && tee == "-")
       fail_exact("buffer: --verify cannot read back --tee -: standard output");
+    if (std::find(seen.begin(), seen.end(), tee) != seen.end())
+      fail_exact("buffer: --tee " + tee + " names an output already given");
+    seen.push_back(tee);
   }
 }
 

@@ -4,6 +4,7 @@
 # (--verify).
 bats_require_minimum_version 1.5.0
 load test_helper
+load buffer_helper
 
 setup_file() {
   export SMALL=$BATS_FILE_TMPDIR/small
@@ -19,25 +20,6 @@ digest_for() {
 check_stderr() {
   output=$stderr
   lines=("${stderr_lines[@]}")
-}
-
-# Starts buffer with a queue file on a stalled input (a FIFO held open by
-# us) and sets READER and WRITER to its processes' pids.
-start_stalled_buffer() {
-  mkfifo "$BATS_TEST_TMPDIR/in"
-  exec 7<>"$BATS_TEST_TMPDIR/in"
-  # timeout: a survivor that never notices must fail the test, not hang it.
-  timeout 30 reap "$BUFFER" -s 1k "$@" -i "$BATS_TEST_TMPDIR/in" -o "$BATS_TEST_TMPDIR/out" \
-    2>"$BATS_TEST_TMPDIR/err" 3>"$BATS_TEST_TMPDIR/reaped" 7>&- &
-  REAP_PID=$!
-  printf 'some data' >&7
-  local i
-  for i in $(seq 100); do
-    READER=$(pgrep -P "$(pgrep -P "$REAP_PID" -x reap)" -x buffer) &&
-      WRITER=$(pgrep -P "$READER" -x buffer) && break
-    sleep 0.1
-  done
-  [ -n "$WRITER" ] || fail "buffer did not start"
 }
 
 # The processes still mapping a queue file in $1 (deleted, so by /proc only).

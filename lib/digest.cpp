@@ -60,7 +60,8 @@ Digest::Digest(DigestKind kind) : kind_(kind), state_(std::make_unique<State>())
     if (state_->xxh == nullptr) throw Error(ENOMEM, "create xxh128 state");
   } else {
     state_->evp = EVP_MD_CTX_new();
-    if (state_->evp == nullptr) throw Error(ENOMEM, std::string("create ") + digest_name(kind) + " state");
+    if (state_->evp == nullptr)
+      throw Error(ENOMEM, std::string("create ") + digest_name(kind) + " state");
   }
   reset();
 }
@@ -70,8 +71,9 @@ Digest::Digest(Digest&&) noexcept = default;
 Digest& Digest::operator=(Digest&&) noexcept = default;
 
 void Digest::reset() {
-  bool ok = kind_ == DigestKind::xxh128 ? XXH3_128bits_reset(state_->xxh) == XXH_OK
-                                        : EVP_DigestInit_ex(state_->evp, evp_of(kind_), nullptr) == 1;
+  bool ok = kind_ == DigestKind::xxh128
+                ? XXH3_128bits_reset(state_->xxh) == XXH_OK
+                : EVP_DigestInit_ex(state_->evp, evp_of(kind_), nullptr) == 1;
   if (!ok) throw Error(EINVAL, std::string("start ") + digest_name(kind_) + " digest");
 }
 

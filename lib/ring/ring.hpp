@@ -3,7 +3,8 @@
 //
 // Nothing named is created, so nothing outlives the processes, whatever kills
 // them. A queue larger than memory keeps its blocks in a file instead, one
-// that has no name from the moment it is opened (see the constructor). Synchronisation is two counters in the mapping; a side only sleeps
+// that has no name from the moment it is opened (see the constructor).
+// Synchronisation is two counters in the mapping; a side only sleeps
 // (futex) when it must wait, and is only woken when the other side has made
 // the progress it waits for, so a steady stream costs no system calls.
 #pragma once

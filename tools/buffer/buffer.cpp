@@ -515,7 +515,8 @@ class Writer {
     }
     std::string digests = digest_ && !primary_failed_ ? digest_->summary(output_->name()) : "";
     digests += tees_.digest_summary();
-    if (options_.verify && mismatches.empty()) digests += "buffer (writer): every output read back matches\n";
+    if (options_.verify && mismatches.empty())
+      digests += "buffer (writer): every output read back matches\n";
     print_stderr(digests + mismatches);
     if (!mismatches.empty() || outputs_failed_) {
       ring_.set_consumer_reported();
@@ -564,7 +565,8 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
     enlarge_pipe(output->poll_fd(), options.block_size);
     // Every output is open before the reader takes any input.
     TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
-      std::unique_ptr<Tape> tee = open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
+      std::unique_ptr<Tape> tee =
+          open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
       enlarge_pipe(tee->poll_fd(), options.block_size);
       return tee;
     });
@@ -883,7 +885,8 @@ int run(const Options& options) {
   try {
     ring = std::make_unique<Ring>(options.block_size, options.blocks, options.queue_file);
   } catch (const Error& e) {
-    if (!options.queue_file.empty()) throw ExactExit(kExitSetup, std::string("buffer: ") + e.what() + "\n");
+    if (!options.queue_file.empty())
+      throw ExactExit(kExitSetup, std::string("buffer: ") + e.what() + "\n");
     throw ExactExit(kExitSetup, "buffer: couldn't create shared memory segment: " +
                                     strerror_text(e.errnum()) + "\n");
   }

@@ -79,10 +79,10 @@ std::string verify_volume(const std::string& name, const std::string& label, std
   }
   std::string hex = read_back.hex();
   if (hex == written.volume_hex() && bytes == written.volume_bytes()) return "";
-  return "buffer (writer): verify of " + label + " failed: it differs from what was written: read back " +
-         std::to_string(bytes) + " bytes, " + digest_name(written.kind()) + " " + hex +
-         "; wrote " + std::to_string(written.volume_bytes()) + " bytes, " + written.volume_hex() +
-         "\n";
+  return "buffer (writer): verify of " + label +
+         " failed: it differs from what was written: read back " + std::to_string(bytes) +
+         " bytes, " + digest_name(written.kind()) + " " + hex + "; wrote " +
+         std::to_string(written.volume_bytes()) + " bytes, " + written.volume_hex() + "\n";
 }
 
 TeeOutputs::TeeOutputs(const std::vector<std::string>& names, std::optional<DigestKind> hash,
@@ -136,7 +136,8 @@ std::vector<TeeOutputs::Failure> TeeOutputs::write(std::span<const std::byte> bl
 std::string TeeOutputs::close_all() {
   std::string text;
   for (TeeOutput& tee : tees_) {
-    if (!tee.tape) continue;
+    if (tee.closed) continue;
+    tee.closed = true;  // a failed close is not tried again
     try {
       tee.tape->close();
     } catch (const LostWrites& e) {

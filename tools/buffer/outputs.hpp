@@ -59,6 +59,7 @@ struct TeeOutput {
   std::optional<OutputDigest> digest;
   std::int64_t start = -1;    // volume_start
   std::string failure;        // why it was dropped (--keep-going); empty while it works
+  bool closed = false;
 };
 
 // The --tee outputs, written in step with -o: each block goes to -o, then

@@ -191,3 +191,14 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   assert_equal "$stderr" "buffer: cannot open output file: No such file or directory
 filename: missing/x"
 }
+
+@test "buffer: a --tee output may be a remote host:path, and --verify reads it back through rmt" {
+  cd "$BATS_TEST_TMPDIR"
+  local remote=localhost:$PWD/r.tap
+  run --separate-stderr env RSH="$BATS_TEST_DIRNAME/rsh-standin" \
+    "$BUFFER" -s 10k -i "$SMALL" -o copy --tee "$remote" --verify
+  assert_success
+  check_stderr
+  assert_line "buffer (writer): sha256 of $remote: $(sha "$SMALL") (3000000 bytes)"
+  assert_line "buffer (writer): every output read back matches"
+}

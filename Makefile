@@ -34,7 +34,7 @@ PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time
 PKGS_FUZZ := clang libclang-rt-14-dev
 # make deb, and tests/deb.bats (part of make test) which installs the package.
-PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar
+PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file
 
 LIB_SRCS := $(sort $(wildcard lib/*.cpp lib/*/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)

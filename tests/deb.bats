@@ -58,7 +58,7 @@ setup_file() {
   in_twin "$BATS_FILE_TMPDIR/machine" "$state_script" >"$BATS_FILE_TMPDIR/state-before"
   # The twin skips man-db's index rebuild (seconds per dpkg run); man finds
   # pages without it.
-  in_twin "$BATS_FILE_TMPDIR/installed" "rm /var/lib/man-db/auto-update; dpkg -i $DEB >/dev/null"
+  in_twin "$BATS_FILE_TMPDIR/installed" "rm -f /var/lib/man-db/auto-update; dpkg -i $DEB >/dev/null"
 }
 
 # Every test gets its own copy of the twin with the package installed.
@@ -109,6 +109,18 @@ Architecture: amd64"
   assert_line --index 0 "debian/changelog is at version $TK_VERSION but $PWD/VERSION says 9.9.9: add a changelog entry (dch -v 9.9.9)"
 }
 
+@test "deb: installs beside mt-st, tar, cpio, dump and buffer, which all stay installed" {
+  # dpkg -i (setup_file) refuses a package with a file another one owns.
+  run in_twin "$twin" 'dpkg-query -W -f "\${Package} \${db:Status-Status}\n" buffer cpio dump mt-st tapekit tar'
+  assert_success
+  assert_output "buffer installed
+cpio installed
+dump installed
+mt-st installed
+tapekit installed
+tar installed"
+}
+
 @test "deb: once installed, mt, rmt, /etc/rmt and buffer are tapekit's and their man pages open" {
   run in_twin "$twin" '
     for name in /bin/mt /usr/bin/mt /usr/sbin/rmt /etc/rmt /usr/bin/buffer; do
@@ -154,14 +166,20 @@ verified
 data.txt$"
 }
 
-@test "deb: update-alternatives switches mt, rmt and buffer back to mt-st, rmt-dump and buffer 1.19" {
+@test "deb: update-alternatives --config switches mt, rmt and buffer back to mt-st, rmt-dump and buffer 1.19" {
   run in_twin "$twin" '
-    update-alternatives --set mt /bin/mt-st >/dev/null
-    update-alternatives --set rmt /usr/sbin/rmt-dump >/dev/null
-    update-alternatives --set buffer /usr/bin/buffer.distrib >/dev/null
+    # Types the selection number of path $2 (or 0, auto mode) at the prompt.
+    config() {
+      choice=$(update-alternatives --config "$1" </dev/null |
+        sed -n "s|^[ *] *\([0-9]*\)  *$2  .*manual mode\$|\1|p")
+      echo "${choice:-0}" | update-alternatives --config "$1" >/dev/null
+    }
+    config mt /bin/mt-st
+    config rmt /usr/sbin/rmt-dump
+    config buffer /usr/bin/buffer.distrib
     for name in /bin/mt /etc/rmt /usr/bin/buffer; do echo "$name -> $(readlink -f $name)"; done
     md5sum </usr/bin/buffer
-    for name in mt rmt buffer; do update-alternatives --auto $name >/dev/null; done
+    for name in mt rmt buffer; do config $name auto; done
     for name in /bin/mt /etc/rmt /usr/bin/buffer; do echo "$name -> $(readlink -f $name)"; done
   '
   assert_success
@@ -189,7 +207,7 @@ $(md5sum </usr/bin/buffer)
   assert_output ""
 }
 
-@test "deb: make install puts rmt in sbin and keeps symbols; install-strip strips with STRIP" {
+@test "make install: puts rmt in sbin and keeps symbols; install-strip strips with STRIP" {
   make -C "$TK_SRC" --no-print-directory -s install BUILD="$TK_BUILD" DESTDIR="$PWD/plain" PREFIX=/usr >/dev/null
   assert_file_exists plain/usr/sbin/rmt
   assert_file_not_exists plain/usr/bin/rmt

@@ -98,7 +98,9 @@ int echo(int port) {
     ::shutdown(fd.get(), SHUT_WR);
   });
   copy_stream(fd.get(), 1, false);
-  sender.join();
+  // The server's end may come before ours (it went away): do not wait for
+  // standard input to end too.
+  sender.detach();
   return 0;
 }
 

@@ -335,9 +335,11 @@ void Relay::take_input(Direction& d, Nanos now) {
   while (d.src_readable && !d.input_ended) {
     std::size_t room = d.failed ? read_size : std::min<std::uint64_t>(read_size, d.flight.room());
     if (room == 0) return;
-    // Read into one scratch buffer, then kept in a block of the size read:
-    // a chatty sender's small reads must not each hold a large block.
-    ssize_t n = ::read(d.src, scratch_.data(), room);
+    // Read into a fresh block, kept as it is when the read filled a good
+    // part of it; a small read is copied into a block of its size, so a
+    // chatty sender's many small reads do not each hold a large block.
+    auto block = std::make_unique_for_overwrite<std::byte[]>(room);
+    ssize_t n = ::read(d.src, d.failed ? scratch_.data() : block.get(), room);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       d.src_readable = false;
@@ -360,8 +362,12 @@ void Relay::take_input(Direction& d, Nanos now) {
     }
     if (d.failed) continue;
     s.size = static_cast<std::size_t>(n);
-    s.bytes = std::make_unique_for_overwrite<std::byte[]>(s.size);
-    std::copy_n(scratch_.data(), s.size, s.bytes.get());
+    if (s.size >= room / 4) {
+      s.bytes = std::move(block);
+    } else {
+      s.bytes = std::make_unique_for_overwrite<std::byte[]>(s.size);
+      std::copy_n(block.get(), s.size, s.bytes.get());
+    }
     d.flight.sent(s.size);
     s.arrives = std::max(last, d.link.pass(s.size, now) + settings_.rtt / 2);
     d.segments.push_back(std::move(s));

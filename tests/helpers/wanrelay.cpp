@@ -238,7 +238,9 @@ void Relay::setup() {
 
   auto [listener, port] = tk::loopback::listen_on(settings_.listen_port, SOCK_NONBLOCK);
   listener_ = std::move(listener);
-  event.events = EPOLLIN;
+  // Edge-triggered: a connection it cannot take now (out of descriptors)
+  // waits for the next one instead of waking the loop for ever.
+  event.events = EPOLLIN | EPOLLET;
   event.data.u64 = listener_tag;
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, listener_.get(), &event) != 0) tk::throw_errno("epoll_ctl");
   if (!settings_.port_file.empty()) tk::loopback::publish_port(port, settings_.port_file);
@@ -252,7 +254,7 @@ void Relay::accept_all(Nanos now) {
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      // Out of descriptors or memory: refuse this one, keep serving the rest.
+      // Out of descriptors or memory: keep serving the connections there are.
       return;
     }
     int one = 1;

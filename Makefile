@@ -36,7 +36,7 @@ PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev 
              e2fsprogs strace mandoc xxd procps coreutils openssl shellcheck clang libclang-rt-14-dev \
              xxhash
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
-PKGS_BENCH := $(PKGS_TEST) time
+PKGS_BENCH := $(PKGS_TEST) time iperf3
 PKGS_FUZZ := clang libclang-rt-14-dev
 # make deb, and tests/deb.bats (part of make test) which installs the package.
 PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file

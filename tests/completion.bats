@@ -47,6 +47,18 @@ synopsis_options() {
     }'
 }
 
+# Fails unless PROGRAM's completion of "-" offers every option its man page
+# PAGE lists in SYNOPSIS (at least MIN of them, so a misread page fails too).
+assert_offers_synopsis() {
+  local program=$1 page=$2 min=$3 option
+  synopsis_options "$page" >wanted
+  [ "$(wc -l <wanted)" -ge "$min" ] || fail "read too few options from $page"
+  run complete "$program" -
+  while read -r option; do
+    grep -qx -- "$option" <<<"$output" || fail "$program completion lacks $option"
+  done <wanted
+}
+
 @test "completion: there is one script per program, and each passes shellcheck" {
   local tool
   for tool in "$BATS_TEST_DIRNAME"/../tools/*/main.cpp; do
@@ -130,12 +142,7 @@ no-wait"
 }
 
 @test "completion: rmt offers the options of its SYNOPSIS and the values of the ones that have a list" {
-  synopsis_options rmt.8 >wanted
-  [ "$(wc -l <wanted)" -ge 15 ] || fail "read too few options from rmt.8"
-  run complete rmt -
-  while read -r option; do
-    grep -qx -- "$option" <<<"$output" || fail "rmt completion lacks $option"
-  done <wanted
+  assert_offers_synopsis rmt rmt.8 15
   run complete rmt --lseek-order ''
   assert_output "auto
 bsd
@@ -151,12 +158,7 @@ setpart"
 
 @test "completion: buffer offers the options of its SYNOPSIS and files after -i and -o" {
   touch in.dat out.tap
-  synopsis_options buffer.1 >wanted
-  [ "$(wc -l <wanted)" -ge 20 ] || fail "read too few options from buffer.1"
-  run complete buffer -
-  while read -r option; do
-    grep -qx -- "$option" <<<"$output" || fail "buffer completion lacks $option"
-  done <wanted
+  assert_offers_synopsis buffer buffer.1 20
   run complete buffer -s 10k -o o
   assert_output "out.tap"
   run complete buffer -i i
@@ -167,12 +169,7 @@ setpart"
 
 @test "completion: reblock offers the options of its SYNOPSIS and files after -i and -o" {
   touch in.dat out.tap
-  synopsis_options reblock.1 >wanted
-  [ "$(wc -l <wanted)" -ge 10 ] || fail "read too few options from reblock.1"
-  run complete reblock -
-  while read -r option; do
-    grep -qx -- "$option" <<<"$output" || fail "reblock completion lacks $option"
-  done <wanted
+  assert_offers_synopsis reblock reblock.1 10
   run complete reblock -i i
   assert_output "in.dat"
   run complete reblock -B -s 256k -o o

@@ -5,8 +5,8 @@
 // "SDLT160 compressed" spelled right. 1.8's mt.c itself could not be read
 // when this table was written; the renamed entries follow a table derived
 // from it and may differ from 1.8 in spelling (each is one line below).
-// LTO-10 (0x62, 0x63) goes past 1.8, named from the LTO density codes the
-// drives report (IBM's LTO SCSI Reference, GA32-0928).
+// LTO-10 goes past 1.8: 0x62 and 0x63 are the codes LTO-10 drives report for
+// Ultrium 10 and Ultrium 10 Premium media (30 and 40 TB).
 #include "status_text.hpp"
 
 #include <array>

@@ -18,16 +18,25 @@ setup() {
 
 # complete PROGRAM WORD...: the completions bash offers for the command line
 # "PROGRAM WORD...", the cursor at the end of the last word (give '' to
-# complete a new word), one a line in the order offered.
+# complete a new word), one a line in the order offered. As bash does, the
+# words are also split at = and : (COMP_WORDBREAKS) for the function.
 complete() {
   bash -c '
     source "$1" || exit 1
     source "$2/$3" || exit 1
     shift 2
-    COMP_WORDS=("$@")
-    COMP_CWORD=$(($# - 1))
     COMP_LINE="$*"
     COMP_POINT=${#COMP_LINE}
+    COMP_WORDS=()
+    for word in "$@"; do
+      while [[ $word =~ ^([^:=]*)([:=])(.*)$ ]]; do
+        [[ -z ${BASH_REMATCH[1]} ]] || COMP_WORDS+=("${BASH_REMATCH[1]}")
+        COMP_WORDS+=("${BASH_REMATCH[2]}")
+        word=${BASH_REMATCH[3]}
+      done
+      [[ -z $word && ${#COMP_WORDS[@]} -gt 0 && $COMP_LINE != *" " ]] || COMP_WORDS+=("$word")
+    done
+    COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
     spec=$(complete -p "$1") || exit 1
     function=${spec#*-F }
     function=${function%% *}
@@ -87,6 +96,8 @@ stshowoptions"
 vt-protect"
   run complete mt -fxyz x.tap --rsh-command ssh ver
   assert_output "verify"
+  run complete mt -f tapehost:/dev/nst0 --connect-timeout=5 sta
+  assert_output "status"
 }
 
 @test "completion: mt offers every command mt -h lists, those of mt-st's own completion, and its own" {

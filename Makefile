@@ -35,6 +35,8 @@ PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev 
              buffer mbuffer tar cpio dump mt-st simh openssh-server openssh-client \
              e2fsprogs strace mandoc xxd procps coreutils openssl shellcheck clang libclang-rt-14-dev \
              xxhash
+# tests/completion.bats sources completion/* through Debian's bash-completion.
+PKGS_TEST += bash-completion
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time iperf3
 PKGS_FUZZ := clang libclang-rt-14-dev

@@ -3,6 +3,8 @@
 // "1.5k" as 1 and "1g" as 1), and the 2048-block / 512 KiB ceilings are gone.
 #include "options.hpp"
 
+#include <algorithm>
+
 #include "../common/cxxopts.hpp"
 #include <unistd.h>
 
@@ -39,6 +41,11 @@ const char* const kHelpText =
     "  --force-local  a file name with a colon is a local file, not host:path\n"
     "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
     "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
+    "  --queue-file PATH  keep the queue's blocks in a file (a new name or a directory)\n"
+    "  --tee OUT   also write every block to OUT (repeatable)\n"
+    "  --keep-going  an output that fails is dropped, the others go on\n"
+    "  --hash NAME  digest what reached each output: sha256, md5 or xxh128\n"
+    "  --verify    read each volume back and compare its digest\n"
     "  --json      --interval lines and the summary as one JSON object per line\n"
     "  --size BYTES  the input's length, for an ETA (a regular file's is known)\n"
     "  --high-water PCT, --low-water PCT  write from PCT full down to PCT, then wait\n";
@@ -107,6 +114,43 @@ void check_watermarks(Options& o) {
                " must be below --high-water " + std::to_string(o.high_water));
 }
 
+// --queue-file, --tee, --keep-going, --hash, --verify; false for any other key.
+bool parse_output_option(const std::string& key, const std::string& value, Options& o) {
+  if (key == "queue-file") {
+    if (value.empty()) fail_exact("buffer: invalid --queue-file '': a file or directory name");
+    o.queue_file = value;
+  } else if (key == "tee") {
+    if (value.empty()) fail_exact("buffer: invalid --tee '': an output name");
+    o.tees.push_back(value);
+  } else if (key == "keep-going") {
+    o.keep_going = true;
+  } else if (key == "hash") {
+    o.hash = digest_kind_from_name(value);
+    if (!o.hash) fail_exact("buffer: invalid --hash '" + value + "': sha256, md5 or xxh128");
+  } else if (key == "verify") {
+    o.verify = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// What the outputs' options need of each other.
+void check_output_options(Options& o) {
+  if (o.verify && !o.hash) o.hash = DigestKind::sha256;
+  if (o.verify && (o.output.empty() || o.output == "-"))
+    fail_exact("buffer: --verify needs -o: standard output cannot be read back");
+  // Two opens of one file would truncate and interleave each other.
+  std::vector<std::string> seen{o.output.empty() ? std::string("-") : o.output};
+  for (const std::string& tee : o.tees) {
+    if (o.verify && tee == "-")
+      fail_exact("buffer: --verify cannot read back --tee -: standard output");
+    if (std::find(seen.begin(), seen.end(), tee) != seen.end())
+      fail_exact("buffer: --tee " + tee + " names an output already given");
+    seen.push_back(tee);
+  }
+}
+
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
@@ -135,6 +179,11 @@ Options parse_options(int argc, char** argv) {
       ("connect-timeout", "", cxxopts::value<std::string>())
       ("plain-remote", "", cxxopts::value<bool>())
       ("help", "", cxxopts::value<bool>())
+      ("queue-file", "", cxxopts::value<std::string>())
+      ("tee", "", cxxopts::value<std::string>())
+      ("keep-going", "", cxxopts::value<bool>())
+      ("hash", "", cxxopts::value<std::string>())
+      ("verify", "", cxxopts::value<bool>())
       ("json", "", cxxopts::value<bool>())
       ("size", "", cxxopts::value<std::string>())
       ("high-water", "", cxxopts::value<std::string>())
@@ -248,8 +297,11 @@ Options parse_options(int argc, char** argv) {
         fail_exact("buffer: invalid --" + key + " '" + value + "': a percentage of the queue, " +
                    (key == "high-water" ? "1 to 100" : "0 to 99"));
       (key == "high-water" ? o.high_water : o.low_water) = static_cast<int>(pct);
+    } else if (!parse_output_option(key, value, o)) {
+      fail_exact("buffer: option --" + key + " is not handled");  // a table above out of step
     }
   }
+  check_output_options(o);
   if (!parsed.unmatched().empty()) fail_exact("too many arguments");
 
   check_watermarks(o);
@@ -268,11 +320,16 @@ Options parse_options(int argc, char** argv) {
                  std::to_string(o.max_shmem) + (memory_given ? "" : " by default") + ")");
     o.blocks = static_cast<std::size_t>(blocks);
   }
+  // A queue on a file may be larger than memory (its file system's room is
+  // checked when the file is made); only its header, a length per block,
+  // stays in memory.
   long pages = ::sysconf(_SC_PHYS_PAGES);
   long page_size = ::sysconf(_SC_PAGESIZE);
+  double in_memory = o.queue_file.empty()
+                        ? static_cast<double>(o.blocks) * static_cast<double>(o.block_size)
+                        : static_cast<double>(o.blocks) * sizeof(std::uint64_t);
   if (pages > 0 && page_size > 0 &&
-      static_cast<double>(o.blocks) * static_cast<double>(o.block_size) >
-          static_cast<double>(pages) * static_cast<double>(page_size))
+      in_memory > static_cast<double>(pages) * static_cast<double>(page_size))
     fail_exact("Cannot handle that many blocks, aborting!\nbuffer: a queue of " +
                human_bytes(static_cast<double>(o.blocks) * static_cast<double>(o.block_size)) +
                " (" + std::to_string(o.blocks) + " blocks of " + std::to_string(o.block_size) +

@@ -30,14 +30,17 @@ const char* const kHelpText =
     "  -z size     both -s and -S\n"
     "  -Z          seek the device back to 0 after each GiB (old tape drivers)\n"
     "  -d          debug output on stderr (repeat for more)\n"
-    "  --next-volume CMD  on a full medium run CMD, reopen the output, go on\n"
+    "  --next-volume CMD  on a full medium run CMD, reopen the output, go on;\n"
+    "              without -o: at the end of each -i volume, run CMD, read the next\n"
     "  --progress  one live status line on a terminal\n"
     "  --interval SECS  print a status line every SECS seconds\n"
     "  --no-drain  discard queued data on SIGINT/SIGTERM (as buffer 1.19)\n"
     "  --rsh-command CMD, --rmt-command CMD  how to reach host:path devices\n"
     "  --force-local  a file name with a colon is a local file, not host:path\n"
     "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
-    "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n";
+    "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
+    "  --timeout SECS  end the run when a read or a block write takes SECS or more\n"
+    "  --input-rate RATE, --output-rate RATE  at most RATE bytes a second (10m)\n";
 
 namespace {
 
@@ -81,6 +84,20 @@ std::int64_t size_arg(const std::string& text, const char* option) {
   }
 }
 
+// A rate in bytes per second, with the size units (10m = 10 MiB/s).
+std::uint64_t rate_arg(const std::string& text, const char* option) {
+  std::uint64_t rate = 0;
+  try {
+    rate = parse_size(text, option);
+  } catch (const UsageError& e) {
+    fail_exact(std::string("buffer: ") + e.what());
+  }
+  if (rate == 0)
+    fail_exact(std::string("buffer: invalid ") + option + " '" + text +
+               "': bytes per second, at least 1");
+  return rate;
+}
+
 std::int64_t count_arg(const std::string& text, const char* option) {
   try {
     return parse_count(text, option);
@@ -116,7 +133,10 @@ Options parse_options(int argc, char** argv) {
       ("force-local", "", cxxopts::value<bool>())
       ("connect-timeout", "", cxxopts::value<std::string>())
       ("plain-remote", "", cxxopts::value<bool>())
-      ("help", "", cxxopts::value<bool>());
+      ("help", "", cxxopts::value<bool>())
+      ("timeout", "", cxxopts::value<std::string>())
+      ("input-rate", "", cxxopts::value<std::string>())
+      ("output-rate", "", cxxopts::value<std::string>());
 
   cxxopts::ParseResult parsed;
   try {
@@ -211,6 +231,15 @@ Options parse_options(int argc, char** argv) {
       o.plain_remote = true;
     } else if (key == "help") {
       o.help = true;
+    } else if (key == "timeout") {
+      std::int64_t seconds = count_arg(value, "--timeout");
+      if (seconds < 0 || seconds > 86400)
+        fail_exact("buffer: invalid --timeout '" + value + "': seconds from 0 to 86400");
+      o.timeout_seconds = static_cast<int>(seconds);
+    } else if (key == "input-rate") {
+      o.input_rate = rate_arg(value, "--input-rate");
+    } else if (key == "output-rate") {
+      o.output_rate = rate_arg(value, "--output-rate");
     }
   }
   if (!parsed.unmatched().empty()) fail_exact("too many arguments");

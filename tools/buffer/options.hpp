@@ -33,7 +33,19 @@ struct Options {
   int connect_timeout = -1;        // --connect-timeout SECONDS (-1: default)
   bool plain_remote = false;       // --plain-remote
   bool help = false;               // --help
+  // The watchdog, reading across volumes and rate limits (mbuffer's -W, -n,
+  // -r and -R in buffer's style).
+  int timeout_seconds = 0;          // --timeout SECONDS (0: no watchdog)
+  std::uint64_t input_rate = 0;     // --input-rate RATE, bytes per second (0: no limit)
+  std::uint64_t output_rate = 0;    // --output-rate RATE
 };
+
+// --next-volume changes output volumes when -o is given; without -o, it
+// changes the volumes of -i, read one after the other.
+inline bool reads_volumes(const Options& o) {
+  return o.next_volume && o.output.empty() && !o.input.empty();
+}
+inline bool writes_volumes(const Options& o) { return o.next_volume && !o.output.empty(); }
 
 // buffer 1.19's ring geometry: the 32800-byte header it reserved on amd64 is
 // kept in the block-count formula so -m gives the same number of blocks.

@@ -106,6 +106,15 @@ std::int64_t count_arg(const std::string& text, const char* option) {
   }
 }
 
+// Whole seconds from 0 (no limit) to a day.
+int seconds_arg(const std::string& text, const char* option) {
+  std::int64_t seconds = count_arg(text, option);
+  if (seconds < 0 || seconds > 86400)
+    fail_exact(std::string("buffer: invalid ") + option + " '" + text +
+               "': seconds from 0 to 86400");
+  return static_cast<int>(seconds);
+}
+
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
@@ -223,19 +232,13 @@ Options parse_options(int argc, char** argv) {
     } else if (key == "force-local") {
       o.force_local = true;
     } else if (key == "connect-timeout") {
-      std::int64_t seconds = count_arg(value, "--connect-timeout");
-      if (seconds < 0 || seconds > 86400)
-        fail_exact("buffer: invalid --connect-timeout '" + value + "': seconds from 0 to 86400");
-      o.connect_timeout = static_cast<int>(seconds);
+      o.connect_timeout = seconds_arg(value, "--connect-timeout");
     } else if (key == "plain-remote") {
       o.plain_remote = true;
     } else if (key == "help") {
       o.help = true;
     } else if (key == "timeout") {
-      std::int64_t seconds = count_arg(value, "--timeout");
-      if (seconds < 0 || seconds > 86400)
-        fail_exact("buffer: invalid --timeout '" + value + "': seconds from 0 to 86400");
-      o.timeout_seconds = static_cast<int>(seconds);
+      o.timeout_seconds = seconds_arg(value, "--timeout");
     } else if (key == "input-rate") {
       o.input_rate = rate_arg(value, "--input-rate");
     } else if (key == "output-rate") {

@@ -610,7 +610,8 @@ class Reader {
     if (g_input_stalled)
       print_stderr("buffer (reader): the input hung: no data came from " + input_->name() +
                    " in " + seconds_text(std::chrono::seconds(options_.timeout_seconds)) +
-                   " (--timeout); what was read is written out\n");
+                   " (--timeout); " +
+                   (g_drain ? "what was read is written out\n" : "the queue is abandoned\n"));
     if (g_peer_gone) return writer_gone();
     if (!g_drain && (g_signals || g_stop_input)) {
       abandon_queue();

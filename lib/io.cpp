@@ -228,7 +228,12 @@ void write_record(int fd, std::span<const std::byte> record, std::string_view na
 
 std::vector<int> open_descriptors() {
   std::vector<int> fds;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+  // Without /proc (a bare chroot) the list is empty: nothing is closed, as
+  // before these copies were closed at all.
+  std::error_code error;
+  std::filesystem::directory_iterator listing("/proc/self/fd", error);
+  if (error) return fds;
+  for (const auto& entry : listing) {
     int fd = 0;
     const std::string name = entry.path().filename().string();
     auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);

@@ -128,7 +128,8 @@ void wait_ready(int fd, short events, std::string_view name);
 // (over /proc/sys/fs/pipe-max-size) is not an error: pipes work at any size.
 std::size_t grow_pipe(int fd, std::size_t bytes) noexcept;
 
-// The descriptors this process has open, ascending (from /proc/self/fd).
+// The descriptors this process has open, ascending (from /proc/self/fd;
+// empty where /proc is not mounted).
 std::vector<int> open_descriptors();
 
 // In a child after fork: closes its copies of descriptors the parent goes on

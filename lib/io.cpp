@@ -228,16 +228,18 @@ void write_record(int fd, std::span<const std::byte> record, std::string_view na
 
 std::vector<int> open_descriptors() {
   std::vector<int> fds;
-  // Without /proc (a bare chroot) the list is empty: nothing is closed, as
-  // before these copies were closed at all.
-  std::error_code error;
-  std::filesystem::directory_iterator listing("/proc/self/fd", error);
-  if (error) return fds;
-  for (const auto& entry : listing) {
-    int fd = 0;
-    const std::string name = entry.path().filename().string();
-    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
-    if (ec == std::errc() && end == name.data() + name.size()) fds.push_back(fd);
+  {
+    // Without /proc (a bare chroot) the list is empty: nothing is closed,
+    // as before these copies were closed at all.
+    std::error_code error;
+    std::filesystem::directory_iterator listing("/proc/self/fd", error);
+    if (error) return fds;
+    for (const auto& entry : listing) {
+      int fd = 0;
+      const std::string name = entry.path().filename().string();
+      auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
+      if (ec == std::errc() && end == name.data() + name.size()) fds.push_back(fd);
+    }
   }
   // The listing's own directory descriptor is among them, closed by now.
   std::erase_if(fds, [](int fd) { return ::fcntl(fd, F_GETFD) == -1; });

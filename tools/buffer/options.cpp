@@ -3,6 +3,8 @@
 // "1.5k" as 1 and "1g" as 1), and the 2048-block / 512 KiB ceilings are gone.
 #include "options.hpp"
 
+#include <algorithm>
+
 #include "../common/cxxopts.hpp"
 #include <unistd.h>
 
@@ -40,7 +42,12 @@ const char* const kHelpText =
     "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
     "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
     "  --timeout SECS  end the run when a read or a block write takes SECS or more\n"
-    "  --input-rate RATE, --output-rate RATE  at most RATE bytes a second (10m)\n";
+    "  --input-rate RATE, --output-rate RATE  at most RATE bytes a second (10m)\n"
+    "  --queue-file PATH  keep the queue's blocks in a file (a new name or a directory)\n"
+    "  --tee OUT   also write every block to OUT (repeatable)\n"
+    "  --keep-going  an output that fails is dropped, the others go on\n"
+    "  --hash NAME  digest what reached each output: sha256, md5 or xxh128\n"
+    "  --verify    read each volume back and compare its digest\n";
 
 namespace {
 
@@ -115,6 +122,43 @@ int seconds_arg(const std::string& text, const char* option) {
   return static_cast<int>(seconds);
 }
 
+// --queue-file, --tee, --keep-going, --hash, --verify; false for any other key.
+bool parse_output_option(const std::string& key, const std::string& value, Options& o) {
+  if (key == "queue-file") {
+    if (value.empty()) fail_exact("buffer: invalid --queue-file '': a file or directory name");
+    o.queue_file = value;
+  } else if (key == "tee") {
+    if (value.empty()) fail_exact("buffer: invalid --tee '': an output name");
+    o.tees.push_back(value);
+  } else if (key == "keep-going") {
+    o.keep_going = true;
+  } else if (key == "hash") {
+    o.hash = digest_kind_from_name(value);
+    if (!o.hash) fail_exact("buffer: invalid --hash '" + value + "': sha256, md5 or xxh128");
+  } else if (key == "verify") {
+    o.verify = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// What the outputs' options need of each other.
+void check_output_options(Options& o) {
+  if (o.verify && !o.hash) o.hash = DigestKind::sha256;
+  if (o.verify && (o.output.empty() || o.output == "-"))
+    fail_exact("buffer: --verify needs -o: standard output cannot be read back");
+  // Two opens of one file would truncate and interleave each other.
+  std::vector<std::string> seen{o.output.empty() ? std::string("-") : o.output};
+  for (const std::string& tee : o.tees) {
+    if (o.verify && tee == "-")
+      fail_exact("buffer: --verify cannot read back --tee -: standard output");
+    if (std::find(seen.begin(), seen.end(), tee) != seen.end())
+      fail_exact("buffer: --tee " + tee + " names an output already given");
+    seen.push_back(tee);
+  }
+}
+
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
@@ -145,7 +189,12 @@ Options parse_options(int argc, char** argv) {
       ("help", "", cxxopts::value<bool>())
       ("timeout", "", cxxopts::value<std::string>())
       ("input-rate", "", cxxopts::value<std::string>())
-      ("output-rate", "", cxxopts::value<std::string>());
+      ("output-rate", "", cxxopts::value<std::string>())
+      ("queue-file", "", cxxopts::value<std::string>())
+      ("tee", "", cxxopts::value<std::string>())
+      ("keep-going", "", cxxopts::value<bool>())
+      ("hash", "", cxxopts::value<std::string>())
+      ("verify", "", cxxopts::value<bool>());
 
   cxxopts::ParseResult parsed;
   try {
@@ -243,8 +292,11 @@ Options parse_options(int argc, char** argv) {
       o.input_rate = rate_arg(value, "--input-rate");
     } else if (key == "output-rate") {
       o.output_rate = rate_arg(value, "--output-rate");
+    } else if (!parse_output_option(key, value, o)) {
+      fail_exact("buffer: option --" + key + " is not handled");  // a table above out of step
     }
   }
+  check_output_options(o);
   if (!parsed.unmatched().empty()) fail_exact("too many arguments");
 
   if (report_block_size) {
@@ -257,11 +309,16 @@ Options parse_options(int argc, char** argv) {
     if (blocks == 0) fail_exact("Cannot handle blocks that big, aborting!");
     o.blocks = static_cast<std::size_t>(blocks);
   }
+  // A queue on a file may be larger than memory (its file system's room is
+  // checked when the file is made); only its header, a length per block,
+  // stays in memory.
   long pages = ::sysconf(_SC_PHYS_PAGES);
   long page_size = ::sysconf(_SC_PAGESIZE);
+  double in_memory = o.queue_file.empty()
+                        ? static_cast<double>(o.blocks) * static_cast<double>(o.block_size)
+                        : static_cast<double>(o.blocks) * sizeof(std::uint64_t);
   if (pages > 0 && page_size > 0 &&
-      static_cast<double>(o.blocks) * static_cast<double>(o.block_size) >
-          static_cast<double>(pages) * static_cast<double>(page_size))
+      in_memory > static_cast<double>(pages) * static_cast<double>(page_size))
     fail_exact("Cannot handle that many blocks, aborting!");
   return o;
 }

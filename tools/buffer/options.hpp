@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "../../lib/digest.hpp"
 
 namespace tk::buffer {
 
@@ -38,6 +41,13 @@ struct Options {
   int timeout_seconds = 0;          // --timeout SECONDS (0: no watchdog)
   std::uint64_t input_rate = 0;     // --input-rate RATE, bytes per second (0: no limit)
   std::uint64_t output_rate = 0;    // --output-rate RATE
+
+  // The queue on a file, more outputs, inline digests.
+  std::string queue_file;           // --queue-file PATH: the ring's blocks on a file
+  std::vector<std::string> tees;    // --tee OUT, repeatable: more outputs beside -o
+  bool keep_going = false;          // --keep-going: a failed output does not stop the others
+  std::optional<DigestKind> hash;   // --hash NAME
+  bool verify = false;              // --verify: read each volume back, compare digests
 };
 
 // --next-volume changes output volumes when -o is given; without -o, it

@@ -266,6 +266,10 @@ class Writer {
       } catch (const Error& e) {
         count_written(e.bytes_done());
         done += e.bytes_done();
+        if (const auto* unwritten = next_volume_takes(e)) {
+          write_on_next_volume(*unwritten);
+          continue;
+        }
         if (e.errnum() == ENOSPC && options_.next_volume) {
           // A volume that takes nothing at all would take nothing after any
           // number of changes (a command that freed no room, a block larger
@@ -277,6 +281,24 @@ class Writer {
         report_write_failure(e, block.size(), done);
       }
     }
+  }
+
+  // Records a pipelined output had taken before the medium filled, when
+  // --next-volume is to carry them over; else null.
+  const UnwrittenRecords* next_volume_takes(const Error& e) const {
+    if (e.errnum() != ENOSPC || !options_.next_volume) return nullptr;
+    return dynamic_cast<const UnwrittenRecords*>(&e);
+  }
+
+  // They did not reach this volume: off its count, then first onto the next.
+  void write_on_next_volume(const UnwrittenRecords& e) {
+    take_back_lost(e);
+    if (fresh_volume_ || (per_volume_.size() > 1 && per_volume_.back() == 0)) {
+      std::size_t first = e.records().empty() ? 0 : e.records().front().size();
+      refuse_volume(e, first, first);
+    }
+    change_volume();
+    for (const auto& record : e.records()) write_block(record);
   }
 
   void after_interruption() {
@@ -354,6 +376,10 @@ class Writer {
     try {
       output_->close();
     } catch (const LostWrites& e) {
+      if (const auto* unwritten = next_volume_takes(e)) {
+        write_on_next_volume(*unwritten);
+        return close_output();
+      }
       ring_.set_consumer_reported();
       std::string loss = take_back_lost(e);
       throw ExactExit(kExitRuntime, "buffer (writer): close of " + output_->name() + " failed: " +
@@ -763,6 +789,7 @@ int run(const Options& options) {
   // Every option has been checked before anything is opened (1.19 truncated
   // -o while still parsing). The reader opens the input, the writer the output.
   std::unique_ptr<Tape> input = open_input(options);
+  input->expect_sequential_reads();
   enlarge_pipe(input->poll_fd(), options.block_size);
   if (options.debug) print_debug_geometry(options);
 

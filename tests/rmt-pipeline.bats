@@ -164,3 +164,21 @@ three_archives() {
   "$BUFFER" -s 10k -i "root@localhost:$PWD/t.tap" | tar -x -f - -C out3
   cmp src3/part3 out3/part3
 }
+
+@test "pipelined rmt: records read ahead but not taken are spaced back over before the next request" {
+  local i
+  # More records than the read-ahead window reaches after three reads (it
+  # at most doubles with each), so the read-ahead stops short of the filemark.
+  for i in $(seq 40); do head -c 100 /dev/zero | tr '\0' "$((i % 10))"; done >records
+  "$MT" -f t.tap vt-create 0
+  rmt-client t.tap w $(for i in $(seq 40); do echo write 100; done) <records
+  "$MT" -f t.tap rewind
+  cp t.tap plain.tap
+  # Three records taken, more read ahead; status and the next read must see
+  # the tape after the third record, as plain reads leave it.
+  run rmt-client "localhost:$PWD/t.tap" r ahead read 100 read 100 read 100 status read 100
+  assert_success
+  grep -q '^I "4"' rmt.debug  # bsr (protocol v1 numbering)
+  assert_output "$(rmt-client plain.tap r read 100 read 100 read 100 status read 100)"
+  assert_output --partial "file 0 block 3 "
+}

@@ -617,7 +617,10 @@ std::size_t RemoteTape::read_ahead(std::span<std::byte> buf) {
   if (reads_ended_ || (reads_in_flight_ > 0 && buf.size() != read_size_)) settle_reads("read");
   if (server_stopped_) acknowledge_stop();
   read_size_ = buf.size();
-  std::size_t most = std::min(rmt::pipelined_max_requests, std::max<std::size_t>(1, max_window / read_size_));
+  // Records in flight are bounded by what they hold, which is what the
+  // last one held, not the (often much larger) buffer they may fill.
+  std::size_t record = last_record_ > 0 ? last_record_ : read_size_;
+  std::size_t most = std::min(rmt::pipelined_max_requests, std::max<std::size_t>(1, max_window / record));
   // Waiting for the reply means the requests in flight do not cover the
   // round trip: ask further ahead next time.
   if (reads_in_flight_ > 0 && !reply_ready()) read_window_ = std::min(read_window_ * 2, most);
@@ -630,7 +633,9 @@ std::size_t RemoteTape::read_ahead(std::span<std::byte> buf) {
     reads_in_flight_ = read_window_;
   }
   --reads_in_flight_;
-  return take_read_reply(buf);
+  std::size_t n = take_read_reply(buf);
+  if (n > 0) last_record_ = n;
+  return n;
 }
 
 void RemoteTape::settle(const std::string& action) {

@@ -120,6 +120,7 @@ class RemoteTape final : public Tape {
   bool reads_ended_ = false;  // a read in flight returned 0 or failed
   std::size_t reads_in_flight_ = 0;
   std::size_t read_size_ = 0;
+  std::size_t last_record_ = 0;  // bytes in the last record read ahead
   std::size_t read_window_;  // requests
 };
 

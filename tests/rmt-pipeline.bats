@@ -182,3 +182,28 @@ three_archives() {
   assert_output "$(rmt-client plain.tap r read 100 read 100 read 100 status read 100)"
   assert_output --partial "file 0 block 3 "
 }
+
+# The server's side alone: requests in, the exact replies out.
+serve_raw() {
+  printf '%s' "$1" >requests
+  "$RMT" --log none <requests >replies
+  printf '%s' "$2" >expected
+  cmp expected replies || { od -c replies | head -20; return 1; }
+}
+
+@test "pipelined rmt: rmt cancels the writes after a failed one until acknowledged, and only once agreed" {
+  printf 'ab' >f
+  # A write to a file open for reading fails; the next one is cancelled
+  # unwritten, the one after the acknowledgement is carried out (and fails).
+  serve_raw $'Of\n0\ni29805\n1\nW3\nabcW3\nabci29806\n0\nW3\nabcC\n' \
+    $'A0\nA1\nE9\nBad file descriptor\nE125\nWrite cancelled after a failed write\nA1\nE9\nBad file descriptor\nA0\n'
+  # Without the agreement nothing is cancelled; a later version is answered 1.
+  serve_raw $'Of\n0\nW3\nabcW3\nabci29805\n7\n' \
+    $'A0\nE9\nBad file descriptor\nE9\nBad file descriptor\nA1\n'
+}
+
+@test "pipelined rmt: rmt cancels the reads after one that returned 0 until acknowledged" {
+  printf 'ab' >f
+  serve_raw $'Of\n0\ni29805\n1\nR2\nR2\nR2\ni29806\n0\nR2\nOf\n0\nR2\nR2\nR2\n' \
+    $'A0\nA1\nA2\nabA0\nE125\nRead cancelled after the end of a read-ahead\nA1\nA0\nA0\nA2\nabA0\nA0\n'
+}

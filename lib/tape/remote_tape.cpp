@@ -673,7 +673,8 @@ void RemoteTape::settle_reads(const std::string& action) {
     if (!r.ok || r.value == 0) server_stopped_ = true;
   }
   reads_ended_ = false;
-  if (server_stopped_) acknowledge_stop();
+  // The stop is acknowledged before the next R or W, not here: spacing back
+  // is not cancelled, and after a close nothing needs it.
   if (records > 0 || passed_end) step_back(records, bytes, passed_end);
 }
 

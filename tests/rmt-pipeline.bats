@@ -57,9 +57,10 @@ read_volumes() {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/v.tap"
   assert_equal "$status" 254
-  # Writes were in flight when the tape filled: the server cancelled them.
+  # Whether writes were still in flight when the tape filled depends on
+  # timing; the counts must be exact either way ("rmt cancels" below pins
+  # the cancelling itself).
   grep -q '^E28$' rmt.debug
-  grep -q '^E125$' rmt.debug
   assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): [0-9]+ bytes reached localhost:$PWD/v\\.tap, [0-9]+ queued bytes were not written$"
   [[ "${stderr_lines[-1]}" =~ \):\ ([0-9]+)\ bytes\ reached ]]
   local reached=${BASH_REMATCH[1]}
@@ -74,18 +75,26 @@ read_volumes() {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/v.tap" --next-volume "$change_tape"
   assert_success
-  grep -q '^E125$' rmt.debug
   [ -e full2.tap ] || fail "expected several volumes: $(ls)"
   read_volumes
   assert_equal "$(stat -c %s back)" "$(stat -c %s in)"
   assert_equal "$(sha back)" "$(sha in)"
 }
 
+@test "pipelined rmt: buffer --hash with --next-volume digests exactly what reached each remote volume" {
+  "$MT" -f v.tap vt-create 200k
+  run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/v.tap" --hash sha256 --next-volume "$change_tape"
+  assert_success
+  "$MT" -f full0.tap rewind
+  "$BUFFER" -s 10k -i full0.tap >first
+  assert_regex "$stderr" "volume 1: $(sha first) \\($(stat -c %s first) bytes\\)"
+  assert_regex "$stderr" "v\\.tap: $(sha in) \\($(stat -c %s in) bytes\\)"
+}
+
 @test "pipelined rmt: reblock counts only the records that reached a full remote .tap" {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$REBLOCK" -s 10k -i in -o "localhost:$PWD/v.tap"
   assert_failure
-  grep -q '^E125$' rmt.debug
   [[ "$stderr" =~ after\ ([0-9]+)\ full\ records ]] || fail "$stderr"
   local records=${BASH_REMATCH[1]}
   "$MT" -f v.tap rewind

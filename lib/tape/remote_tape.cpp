@@ -154,6 +154,7 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
     : Tape(name), write_window_(initial_write_window), read_window_(initial_read_window) {
   RemoteName rn = parse_remote_name(name);
   connect_timeout_ = connect_timeout_seconds(options);
+  pipelined_writes_ = options.pipelined_writes;
   std::vector<std::string> argv =
       split_blanks(pick(options.rsh_command, "RSH", "ssh"));
   if (argv.empty()) throw Error(EINVAL, "open " + name + ": empty remote shell command");
@@ -329,8 +330,8 @@ std::size_t RemoteTape::take_read_reply(std::span<std::byte> buf) {
 
 void RemoteTape::write(std::span<const std::byte> data) {
   if (reads_in_flight_ > 0) settle_reads("write");
-  agree_pipeline();
-  if (pipelined_) return write_pipelined(data);
+  if (pipelined_writes_) agree_pipeline();
+  if (pipelined_ && pipelined_writes_) return write_pipelined(data);
   request_ = "W" + std::to_string(data.size()) + "\n";
   request_.append(reinterpret_cast<const char*>(data.data()), data.size());
   send(request_, "write");

@@ -101,6 +101,7 @@ class RemoteTape final : public Tape {
   bool broken_ = false;
 
   bool pipeline_asked_ = false;
+  bool pipelined_writes_ = true;  // OpenOptions::pipelined_writes
   bool pipelined_ = false;
   // The server cancels reads or writes until acknowledged (a read ended, a
   // write failed).

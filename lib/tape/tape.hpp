@@ -90,6 +90,9 @@ struct OpenOptions {
   // A remote "*.tap" name is opened even when the rmt there is not tapekit's
   // (and so makes it a plain file); otherwise that open fails (EMEDIUMTYPE).
   bool plain_remote = false;
+  // Writes to a remote tape may be pipelined with tapekit's rmt (records
+  // known to be on the tape only later); false: each waits for its reply.
+  bool pipelined_writes = true;
 };
 
 class Tape {

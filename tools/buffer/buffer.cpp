@@ -139,6 +139,9 @@ OpenOptions open_options(const Options& o) {
   oo.force_local = o.force_local;
   oo.connect_timeout = o.connect_timeout;
   oo.plain_remote = o.plain_remote;
+  // A digest cannot take back records a pipelined tape turns out not to
+  // have taken, which --next-volume then writes again on the next volume.
+  oo.pipelined_writes = !(o.hash && o.next_volume);
   return oo;
 }
 

@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace tk {
 
@@ -35,13 +37,18 @@ class Error : public std::system_error {
 class LostWrites : public Error {
  public:
   LostWrites(std::string context, std::uint64_t bytes_lost, std::uint64_t records_lost, int cause)
-      : Error(EIO, std::move(context)),
-        bytes_lost_(bytes_lost),
-        records_lost_(records_lost),
-        cause_(cause) {}
+      : LostWrites(EIO, std::move(context), bytes_lost, records_lost, cause) {}
   std::uint64_t bytes_lost() const noexcept { return bytes_lost_; }
   std::uint64_t records_lost() const noexcept { return records_lost_; }
   int cause() const noexcept { return cause_; }
+
+ protected:
+  LostWrites(int errnum, std::string context, std::uint64_t bytes_lost, std::uint64_t records_lost,
+             int cause)
+      : Error(errnum, std::move(context)),
+        bytes_lost_(bytes_lost),
+        records_lost_(records_lost),
+        cause_(cause) {}
 
  private:
   std::uint64_t bytes_lost_;
@@ -60,6 +67,22 @@ class RecordTooLarge : public Error {
 
  private:
   std::uint64_t record_bytes_;
+};
+
+// Records a pipelined output (a remote tape) had accepted that never
+// reached the medium, because a write before them failed: errnum is that
+// failure's (ENOSPC at the end of a volume), and records() holds what did
+// not get there, in the order written (the failed record's unwritten part
+// first), for a caller that writes it to the next volume. As for any
+// LostWrites, callers that count what they wrote take bytes_lost() back.
+class UnwrittenRecords : public LostWrites {
+ public:
+  using Records = std::vector<std::vector<std::byte>>;
+  UnwrittenRecords(int errnum, std::string context, Records records);
+  const Records& records() const noexcept { return *records_; }
+
+ private:
+  std::shared_ptr<const Records> records_;  // shared: exceptions are copied
 };
 
 // Bad command-line input (unknown option, malformed size). Tools map it to

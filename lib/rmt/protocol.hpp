@@ -141,6 +141,35 @@ inline constexpr std::int64_t tapekit_identify_op = 29803;  // "tk"
 // failing with ENOTTY on a file, as mt-st's tell does. Dump's QFA request
 // (L with whence 10) answers a file's offset instead, for restore.
 inline constexpr std::int64_t tapekit_position_op = 29804;
+
+// Pipelined rmt, tapekit's client and server only. After a successful O the
+// client asks "i29805\n<version>\n"; a server that speaks the extension
+// answers A<version> with the highest version both speak (1 today), and
+// anything else (an older tapekit rmt refuses the unknown op with E22)
+// leaves the session strictly request/response. O ends the agreement.
+//
+// Version 1 changes two things on the server, nothing else:
+// - After a W that failed or wrote short, every later W is answered
+//   E125 (ECANCELED) with its payload read and dropped, never written.
+// - After an R that returned 0 (filemark, end of data) or failed, every
+//   later R is answered E125 without reading.
+// Both hold until "i29806\n0\n" (acknowledge), answered A<requests
+// cancelled>, which the client sends only after it has seen the failure
+// and every reply to what it had sent before. So the client may keep many
+// W or R requests in flight and still know, reply by reply, which records
+// reached the tape, and read-ahead never passes a filemark, end of data or
+// an error. Every other request is sent with nothing in flight.
+//
+// Flow control: a W reply is at most a status and an error line (under 110
+// bytes), and the client keeps at most pipelined_max_requests in flight, so
+// the replies it has not read yet always fit in one pipe (64 KiB): the
+// server never blocks on its output while the client blocks on its input.
+// R requests are under 24 bytes each, so the same bound keeps the requests
+// the server has not read within one pipe while it blocks on a reply.
+inline constexpr std::int64_t tapekit_pipeline_op = 29805;
+inline constexpr std::int64_t tapekit_acknowledge_op = 29806;
+inline constexpr std::int64_t pipeline_version = 1;
+inline constexpr std::size_t pipelined_max_requests = 512;
 std::optional<int> extended_op_from_linux(int linux_op);
 
 // Linux x86-64 struct mtget, the S reply payload (§8.1).

@@ -7,8 +7,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
+#include <exception>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace tk {
@@ -92,6 +95,13 @@ TapeStatus from_mtget(const rmt::MtGet& m) {
   return s;
 }
 
+// Pipelined rmt: the window starts small and doubles while the link could
+// carry more (see write_pipelined), up to the memory a client may hold in
+// records not yet known to be on the tape.
+constexpr std::size_t initial_write_window = std::size_t{2} << 20;
+constexpr std::size_t max_window = std::size_t{64} << 20;
+constexpr std::size_t initial_read_window = 4;
+
 constexpr int default_connect_timeout = 30;
 constexpr int max_connect_timeout = 86400;
 
@@ -141,9 +151,10 @@ RemoteName parse_remote_name(const std::string& name) {
 }
 
 RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& options)
-    : Tape(name) {
+    : Tape(name), write_window_(initial_write_window), read_window_(initial_read_window) {
   RemoteName rn = parse_remote_name(name);
   connect_timeout_ = connect_timeout_seconds(options);
+  pipelined_writes_ = options.pipelined_writes;
   std::vector<std::string> argv =
       split_blanks(pick(options.rsh_command, "RSH", "ssh"));
   if (argv.empty()) throw Error(EINVAL, "open " + name + ": empty remote shell command");
@@ -193,6 +204,13 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
 }
 
 RemoteTape::~RemoteTape() {
+  if (open_ && !broken_) {
+    try {
+      settle("close");
+    } catch (const Error&) {
+      // As below: close() is the way to hear about records that were lost.
+    }
+  }
   if (open_ && !broken_) {
     try {
       transact("C\n", "close");
@@ -274,9 +292,25 @@ std::int64_t RemoteTape::transact(std::string_view request, const std::string& a
 }
 
 std::size_t RemoteTape::read(std::span<std::byte> buf) {
+  if (!writes_in_flight_.empty()) settle("read");
+  if (read_ahead_wanted_ && !buf.empty()) {
+    agree_pipeline();
+    if (pipelined_) return read_ahead(buf);
+  }
+  if (reads_in_flight_ > 0) settle_reads("read");
+  if (server_stopped_) acknowledge_stop();
   request_ = "R" + std::to_string(buf.size()) + "\n";
   send(request_, "read");
+  return take_read_reply(buf);
+}
+
+std::size_t RemoteTape::take_read_reply(std::span<std::byte> buf) {
   rmt::Reply r = receive("read");
+  if (!r.ok || r.value == 0) {
+    // The server now cancels reads until told it is known (protocol.hpp).
+    server_stopped_ = pipelined_;
+    reads_ended_ = reads_in_flight_ > 0;
+  }
   if (!r.ok) throw Error(r.errnum, "read " + name());
   // A server sending more than asked would overflow the caller's buffer
   // (CVE-2010-0624); the stream cannot be resynchronised after it.
@@ -295,6 +329,9 @@ std::size_t RemoteTape::read(std::span<std::byte> buf) {
 }
 
 void RemoteTape::write(std::span<const std::byte> data) {
+  if (reads_in_flight_ > 0) settle_reads("write");
+  if (pipelined_writes_) agree_pipeline();
+  if (pipelined_ && pipelined_writes_) return write_pipelined(data);
   request_ = "W" + std::to_string(data.size()) + "\n";
   request_.append(reinterpret_cast<const char*>(data.data()), data.size());
   send(request_, "write");
@@ -315,6 +352,7 @@ void RemoteTape::probe_version(const std::string& action) {
 }
 
 void RemoteTape::op(MtOp op, int count) {
+  settle("tape operation on");
   int linux_op = static_cast<int>(op);
   // An op that v1 cannot express goes out raw without a probe, so that a
   // Linux rmt-dump (which maps only 0..10 once switched to v1) still takes
@@ -340,6 +378,7 @@ void RemoteTape::op(MtOp op, int count) {
 }
 
 TapeStatus RemoteTape::status() {
+  settle("status");
   probe_version();
   if (version_ == Version::v1) {
     // One field at a time; the error register first, since some drivers
@@ -415,6 +454,7 @@ bool RemoteTape::server_is_tapekit(const std::string& action) {
 }
 
 std::int64_t RemoteTape::tell() {
+  settle("tape position of");
   // dump's QFA request, L with whence 10. GNU rmt would take it for an
   // absolute seek, and dump's rmt first switches an st drive to SCSI-2
   // logical addresses with MTSETDRVBUFFER(MT_ST_BOOLEANS|...), which clears
@@ -432,6 +472,7 @@ std::int64_t RemoteTape::tell() {
 }
 
 std::int64_t RemoteTape::seek(std::int64_t offset, int whence) {
+  settle("seek");
   // The servers that speak v1 (ours, rmt-dump, star) read the offset first;
   // of the others, GNU rmt, the one a Linux host has, reads the whence
   // first (§6.2). Only BSD's own rmt is left out: it has no v1 either.
@@ -451,6 +492,15 @@ std::int64_t RemoteTape::seek(std::int64_t offset, int whence) {
 
 void RemoteTape::close() {
   if (!open_) return;
+  // Records the tape turns out not to have taken are reported once the
+  // tape is closed (with its filemark), so the caller may go on elsewhere.
+  std::exception_ptr unwritten;  // or any other failure to settle
+  try {
+    settle("close");
+  } catch (const Error&) {
+    unwritten = std::current_exception();
+  }
+  if (!open_) std::rethrow_exception(unwritten);  // the connection is gone
   open_ = false;
   std::int64_t ok = 0;
   int err = 0;
@@ -461,7 +511,193 @@ void RemoteTape::close() {
     err = e.errnum();
   }
   hang_up();
+  if (unwritten) std::rethrow_exception(unwritten);
   if (!ok) throw Error(err, "close " + name());
+}
+
+void RemoteTape::agree_pipeline() {
+  if (pipeline_asked_) return;
+  pipeline_asked_ = true;
+  // Only a v1 server may see an "i" request (GNU rmt ends the session on
+  // one); of those, others refuse this op without side effects. I-1 costs
+  // rmt-dump its raw op numbers above 10, which only mt sends, and mt
+  // neither reads nor writes.
+  if (tapekit_.has_value()) {
+    if (!*tapekit_) return;
+  } else {
+    probe_version("pipeline");
+    if (version_ != Version::v1) return;
+  }
+  send("i" + std::to_string(rmt::tapekit_pipeline_op) + "\n" +
+           std::to_string(rmt::pipeline_version) + "\n",
+       "pipeline");
+  rmt::Reply r = receive("pipeline");
+  pipelined_ = r.ok && r.value >= 1;
+}
+
+void RemoteTape::acknowledge_stop() {
+  transact("i" + std::to_string(rmt::tapekit_acknowledge_op) + "\n0\n", "acknowledge");
+  server_stopped_ = false;
+}
+
+bool RemoteTape::reply_ready() {
+  if (in_->buffered()) return true;
+  pollfd p{link_.from_child.get(), POLLIN, 0};
+  return retry_eintr(::poll, &p, nfds_t{1}, 0) > 0;
+}
+
+void RemoteTape::write_pipelined(std::span<const std::byte> data) {
+  if (server_stopped_) acknowledge_stop();
+  while (!writes_in_flight_.empty() && reply_ready()) take_write_reply();
+  while (!writes_in_flight_.empty() &&
+         (write_bytes_in_flight_ + data.size() > write_window_ ||
+          writes_in_flight_.size() >= rmt::pipelined_max_requests)) {
+    // The window is full and the oldest reply has not come. If what we
+    // sent has left the pipe too, the round trip, not the link, is what
+    // holds the records back: a larger window carries more. Otherwise the
+    // link is the limit and a larger window would only hold more memory.
+    int unsent = 0;
+    if (write_window_ < max_window && !reply_ready() &&
+        ::ioctl(link_.to_child.get(), FIONREAD, &unsent) == 0 && unsent == 0)
+      write_window_ = std::min(write_window_ * 2, max_window);
+    take_write_reply();
+  }
+  InFlightWrite w;
+  if (!spare_requests_.empty()) {
+    w.request = std::move(spare_requests_.back());
+    spare_requests_.pop_back();
+  }
+  w.request = "W" + std::to_string(data.size()) + "\n";
+  w.header = w.request.size();
+  w.request.append(reinterpret_cast<const char*>(data.data()), data.size());
+  send(w.request, "write");
+  write_bytes_in_flight_ += data.size();
+  writes_in_flight_.push_back(std::move(w));
+}
+
+void RemoteTape::take_write_reply() {
+  rmt::Reply r = receive("write");
+  InFlightWrite& w = writes_in_flight_.front();
+  std::size_t size = w.request.size() - w.header;
+  if (!r.ok || static_cast<std::uint64_t>(r.value) != size) fail_pipelined_writes(r);
+  write_bytes_in_flight_ -= size;
+  if (spare_requests_.size() < 8) spare_requests_.push_back(std::move(w.request));
+  writes_in_flight_.pop_front();
+}
+
+void RemoteTape::fail_pipelined_writes(const rmt::Reply& failed) {
+  UnwrittenRecords::Records records;
+  auto keep = [&records](const InFlightWrite& w, std::size_t written) {
+    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + written);
+    if (!payload.empty()) records.emplace_back(payload.begin(), payload.end());
+  };
+  const InFlightWrite& first = writes_in_flight_.front();
+  std::size_t size = first.request.size() - first.header;
+  std::size_t written =
+      failed.ok ? static_cast<std::size_t>(std::clamp<std::int64_t>(failed.value, 0,
+                                                                    static_cast<std::int64_t>(size)))
+                : 0;
+  keep(first, written);
+  writes_in_flight_.pop_front();
+  // The server cancels every write after the failed one; a reply that says
+  // otherwise (no server of ours sends it) still means the record is there.
+  for (; !writes_in_flight_.empty(); writes_in_flight_.pop_front()) {
+    rmt::Reply r = receive("write");
+    const InFlightWrite& w = writes_in_flight_.front();
+    if (!r.ok || static_cast<std::uint64_t>(r.value) != w.request.size() - w.header) keep(w, 0);
+  }
+  write_bytes_in_flight_ = 0;
+  server_stopped_ = true;
+  acknowledge_stop();
+  throw UnwrittenRecords(failed.ok ? ENOSPC : failed.errnum, "write " + name(),
+                         std::move(records));
+}
+
+std::size_t RemoteTape::read_ahead(std::span<std::byte> buf) {
+  // Records read ahead with another buffer size might not fit this one.
+  if (reads_ended_ || (reads_in_flight_ > 0 && buf.size() != read_size_)) settle_reads("read");
+  if (server_stopped_) acknowledge_stop();
+  read_size_ = buf.size();
+  // Records in flight are bounded by what they hold, which is what the
+  // last one held, not the (often much larger) buffer they may fill.
+  std::size_t record = last_record_ > 0 ? last_record_ : read_size_;
+  std::size_t most = std::min(rmt::pipelined_max_requests, std::max<std::size_t>(1, max_window / record));
+  // Waiting for the reply means the requests in flight do not cover the
+  // round trip: ask further ahead next time.
+  if (reads_in_flight_ > 0 && !reply_ready()) read_window_ = std::min(read_window_ * 2, most);
+  read_window_ = std::min(read_window_, most);
+  request_ = "R" + std::to_string(read_size_) + "\n";
+  std::string requests;
+  for (std::size_t n = reads_in_flight_; n < read_window_; ++n) requests += request_;
+  if (!requests.empty()) {
+    send(requests, "read");
+    reads_in_flight_ = read_window_;
+  }
+  --reads_in_flight_;
+  std::size_t n = take_read_reply(buf);
+  if (n > 0) last_record_ = n;
+  return n;
+}
+
+void RemoteTape::settle(const std::string& action) {
+  while (!writes_in_flight_.empty()) take_write_reply();
+  if (reads_in_flight_ > 0) settle_reads(action);
+}
+
+void RemoteTape::settle_reads(const std::string& action) {
+  // What the server did for the reads the caller never took: records it
+  // passed, and whether one reached the end of the file (cancelled reads
+  // did nothing).
+  std::uint64_t records = 0;
+  std::uint64_t bytes = 0;
+  bool passed_end = false;
+  for (; reads_in_flight_ > 0; --reads_in_flight_) {
+    rmt::Reply r = receive(action);
+    if (r.ok && r.value > 0) {
+      if (static_cast<std::uint64_t>(r.value) > read_size_)
+        lose_connection(action, "server sent " + std::to_string(r.value) + " bytes for " +
+                                    std::to_string(read_size_));
+      std::uint64_t got = 0;
+      try {
+        got = in_->discard(static_cast<std::uint64_t>(r.value));
+      } catch (const Error& e) {
+        lose_connection(action, e.what());
+      }
+      if (got < static_cast<std::uint64_t>(r.value)) lose_connection(action, "connection lost");
+      ++records;
+      bytes += got;
+    } else if (r.ok) {
+      passed_end = true;
+    } else if (r.errnum != ECANCELED) {
+      ++records;  // a bad record is passed, as the next read shows
+    }
+    if (!r.ok || r.value == 0) server_stopped_ = true;
+  }
+  reads_ended_ = false;
+  // The stop is acknowledged before the next R or W, not here: spacing back
+  // is not cancelled, and after a close nothing needs it.
+  if (records > 0 || passed_end) step_back(records, bytes, passed_end);
+}
+
+void RemoteTape::step_back(std::uint64_t records, std::uint64_t bytes, bool passed_end) {
+  // The caller must find the tape where its own reads left it. Records are
+  // spaced back over, exactly; a filemark read ahead but not taken is
+  // spaced back over too, which leaves the block number unknown, as st
+  // leaves it after bsf (callers that expect_sequential_reads() take the
+  // filemark unless they stop early). At end of data the read moved nothing.
+  if (passed_end) {
+    send("sf", "read-ahead");
+    rmt::Reply r = receive("read-ahead");
+    if (!r.ok || (r.value & rmt::gstat::eod) == 0) op(MtOp::bsf, 1);
+  }
+  if (records == 0) return;
+  try {
+    op(MtOp::bsr, static_cast<int>(records));
+  } catch (const Error& e) {
+    // A file read through rmt: its offset goes back by the bytes instead.
+    if (e.errnum() != ENOTTY && e.errnum() != EINVAL) throw;
+    seek(-static_cast<std::int64_t>(bytes), SEEK_CUR);
+  }
 }
 
 }  // namespace tk

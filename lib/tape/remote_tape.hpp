@@ -3,9 +3,11 @@
 // §12.7: bounded replies, symbolic flags, S as one byte, v1 ops after I-1).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "../io.hpp"
 #include "../process.hpp"
@@ -48,6 +50,7 @@ class RemoteTape final : public Tape {
   std::int64_t seek(std::int64_t offset, int whence) override;
   void close() override;
   bool keeps_records() const override { return true; }
+  void expect_sequential_reads() override { read_ahead_wanted_ = true; }
 
  private:
   enum class Version { unknown, v0, v1 };
@@ -64,6 +67,27 @@ class RemoteTape final : public Tape {
   // there was none or it could not be reaped).
   int hang_up(bool at_once = false) noexcept;
 
+  // Pipelined rmt with tapekit's rmt (protocol.hpp): asked once, at the
+  // first read or write, so that nothing else a session does changes.
+  void agree_pipeline();
+  void acknowledge_stop();
+  // Whether a reply can be read without waiting.
+  bool reply_ready();
+  void write_pipelined(std::span<const std::byte> data);
+  // Takes the reply to the oldest write in flight; a failure there throws
+  // UnwrittenRecords after the replies to all later ones.
+  void take_write_reply();
+  [[noreturn]] void fail_pipelined_writes(const rmt::Reply& failed);
+  std::size_t read_ahead(std::span<std::byte> buf);
+  // Takes the reply to the oldest read in flight into buf.
+  std::size_t take_read_reply(std::span<std::byte> buf);
+  // Before any other request: the replies to the writes in flight are
+  // taken, and records read ahead that the caller did not take are given
+  // back (the tape spaces back over them).
+  void settle(const std::string& action);
+  void settle_reads(const std::string& action);
+  void step_back(std::uint64_t records, std::uint64_t bytes, bool passed_end);
+
   PipedChild link_;
   std::string shell_;  // the remote shell and host, for diagnostics
   int connect_timeout_ = 0;  // seconds, 0: none
@@ -75,6 +99,30 @@ class RemoteTape final : public Tape {
   std::optional<bool> tapekit_;
   bool open_ = false;
   bool broken_ = false;
+
+  bool pipeline_asked_ = false;
+  bool pipelined_writes_ = true;  // OpenOptions::pipelined_writes
+  bool pipelined_ = false;
+  // The server cancels reads or writes until acknowledged (a read ended, a
+  // write failed).
+  bool server_stopped_ = false;
+  // Writes in flight: each request (header and record) kept until its reply
+  // says the record is on the tape, for UnwrittenRecords.
+  struct InFlightWrite {
+    std::string request;
+    std::size_t header = 0;
+  };
+  std::deque<InFlightWrite> writes_in_flight_;
+  std::vector<std::string> spare_requests_;
+  std::size_t write_bytes_in_flight_ = 0;
+  std::size_t write_window_;  // bytes, grows up to max_window
+  // Read-ahead.
+  bool read_ahead_wanted_ = false;
+  bool reads_ended_ = false;  // a read in flight returned 0 or failed
+  std::size_t reads_in_flight_ = 0;
+  std::size_t read_size_ = 0;
+  std::size_t last_record_ = 0;  // bytes in the last record read ahead
+  std::size_t read_window_;  // requests
 };
 
 }  // namespace tk

@@ -90,6 +90,9 @@ struct OpenOptions {
   // A remote "*.tap" name is opened even when the rmt there is not tapekit's
   // (and so makes it a plain file); otherwise that open fails (EMEDIUMTYPE).
   bool plain_remote = false;
+  // Writes to a remote tape may be pipelined with tapekit's rmt (records
+  // known to be on the tape only later); false: each waits for its reply.
+  bool pipelined_writes = true;
 };
 
 class Tape {
@@ -120,6 +123,11 @@ class Tape {
   virtual bool keeps_records() const = 0;
   // The descriptor to poll for readiness, or -1.
   virtual int poll_fd() const { return -1; }
+  // The caller will now read records one after another, each into a buffer
+  // of the same size, until a read returns 0 or fails, and ask nothing else
+  // meanwhile unless it stops early: a remote tape may then ask for records
+  // ahead of the reads (never past a filemark, end of data or an error).
+  virtual void expect_sequential_reads() {}
   const std::string& name() const noexcept { return name_; }
 
  protected:

@@ -6,6 +6,7 @@
 //   STEPS  write SIZE     one record of SIZE bytes from stdin
 //          read SIZE      one record, written to stdout
 //          readall SIZE   records until a read returns 0, to stdout
+//          ahead          expect_sequential_reads(): a remote tape reads ahead
 //          op NAME COUNT  fsf, bsf, fsr, bsr, weof, rewind, eom, nop,
 //                         compression, setblk, erase, retension, offline
 //          status         prints "file F block B size S density D flags..."
@@ -68,6 +69,8 @@ int run(int argc, char** argv) {
         out(std::span(buf.data(), got));
         if (step == "read" || got == 0) break;
       }
+    } else if (step == "ahead") {
+      tape->expect_sequential_reads();
     } else if (step == "op") {
       std::string name = next("op");
       int count = static_cast<int>(tk::parse_count(next("count"), "count", INT32_MIN, INT32_MAX));

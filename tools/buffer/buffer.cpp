@@ -177,6 +177,9 @@ OpenOptions open_options(const Options& o) {
   oo.force_local = o.force_local;
   oo.connect_timeout = o.connect_timeout;
   oo.plain_remote = o.plain_remote;
+  // A digest cannot take back records a pipelined tape turns out not to
+  // have taken, which --next-volume then writes again on the next volume.
+  oo.pipelined_writes = !(o.hash && o.next_volume);
   return oo;
 }
 
@@ -356,6 +359,10 @@ class Writer {
       } catch (const Error& e) {
         count_written(block.subspan(done, e.bytes_done()));
         done += e.bytes_done();
+        if (const auto* unwritten = next_volume_takes(e)) {
+          write_on_next_volume(*unwritten);
+          continue;
+        }
         if (e.errnum() == ENOSPC && writes_volumes(options_)) {
           // A volume that takes nothing at all would take nothing after any
           // number of changes (a command that freed no room, a block larger
@@ -368,6 +375,24 @@ class Writer {
         report_write_failure(e, block.size(), done);
       }
     }
+  }
+
+  // Records a pipelined output had taken before the medium filled, when
+  // --next-volume is to carry them over; else null.
+  const UnwrittenRecords* next_volume_takes(const Error& e) const {
+    if (e.errnum() != ENOSPC || !writes_volumes(options_)) return nullptr;
+    return dynamic_cast<const UnwrittenRecords*>(&e);
+  }
+
+  // They did not reach this volume: off its count, then first onto the next.
+  void write_on_next_volume(const UnwrittenRecords& e) {
+    take_back_lost(e);
+    if (fresh_volume_ || (per_volume_.size() > 1 && per_volume_.back() == 0)) {
+      std::size_t first = e.records().empty() ? 0 : e.records().front().size();
+      refuse_volume(e, first, first);
+    }
+    change_volume();
+    for (const auto& record : e.records()) write_block(record);
   }
 
   void after_interruption() {
@@ -450,6 +475,10 @@ class Writer {
     try {
       output_->close();
     } catch (const LostWrites& e) {
+      if (const auto* unwritten = next_volume_takes(e)) {
+        write_on_next_volume(*unwritten);
+        return close_output();
+      }
       ring_.set_consumer_reported();
       std::string loss = take_back_lost(e);
       throw ExactExit(kExitRuntime, "buffer (writer): close of " + output_->name() + " failed: " +
@@ -1117,6 +1146,7 @@ int run(const Options& options) {
   // pipes), which the writer must not hold: see writer_process.
   std::vector<int> input_fds;
   std::ranges::set_difference(open_descriptors(), before_input, std::back_inserter(input_fds));
+  input->expect_sequential_reads();
   enlarge_pipe(input->poll_fd(), options.block_size);
   if (options.debug) print_debug_geometry(options);
 

@@ -164,6 +164,7 @@ int run(int argc, char** argv) {
   // The input first: a missing input must not truncate the output.
   open_options.force_local = options.force_local;
   auto in = tk::open_tape(options.input, O_RDONLY, open_options);
+  in->expect_sequential_reads();
   auto out = tk::open_tape(options.output, O_WRONLY | O_CREAT | O_TRUNC, open_options);
   for (int fd : {in->poll_fd(), out->poll_fd()})
     if (fd >= 0) tk::grow_pipe(fd, pipe_target);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <utility>
 
 #include "../../lib/io.hpp"
 #include "../../lib/rmt/fd_source.hpp"
@@ -256,6 +257,13 @@ class Session {
   Fd tape_dir_;  // under --allow: the directory the tape was opened from
   int tape_flags_ = 0;
   bool v1_ = false;
+  // Pipelined rmt (protocol.hpp): agreed for this open, and whether a
+  // failed W or an R that ended (0 or error) cancels what follows it until
+  // the client acknowledges.
+  bool pipelined_ = false;
+  bool writes_stopped_ = false;
+  bool reads_stopped_ = false;
+  std::uint64_t cancelled_ = 0;
   rmt::Request request_;
   std::string reply_;
   // Room for a reply header in front of the record, so that an R reply
@@ -380,6 +388,7 @@ void Session::open(const rmt::Request& r) {
   tape_dir_ = std::move(opened.directory);
   tape_flags_ = d.flags;
   v1_ = false;
+  pipelined_ = writes_stopped_ = reads_stopped_ = false;
   reply_ok(0);
 }
 
@@ -393,12 +402,23 @@ void Session::close_tape() {
 void Session::read(const rmt::Request& r) {
   auto count = rmt::parse_number(r.lines[0]);
   if (r.too_long[0] || !count || *count < 0) throw Refusal{EINVAL, "Invalid byte count"};
+  if (reads_stopped_) {
+    ++cancelled_;
+    throw Refusal{ECANCELED, "Read cancelled after the end of a read-ahead"};
+  }
   Tape& t = tape();
   // A count above the cap is read short, which every client accepts (§12.6.5).
   auto want = static_cast<std::size_t>(
       std::min<std::uint64_t>(static_cast<std::uint64_t>(*count), options_.max_record));
   std::byte* data = record_buffer(want);
-  std::size_t n = t.read(std::span(data, want));
+  std::size_t n = 0;
+  try {
+    n = t.read(std::span(data, want));
+  } catch (const Error&) {
+    reads_stopped_ = pipelined_;
+    throw;
+  }
+  if (n == 0) reads_stopped_ = pipelined_;
   bytes_out_ += n;
   char header[header_room];
   auto [end, ec] = std::to_chars(header + 1, header + sizeof header - 1, n);
@@ -421,10 +441,17 @@ void Session::write(const rmt::Request& r) {
   auto n = static_cast<std::uint64_t>(*count);
   if (n > options_.max_record) {
     drain_payload(n);
+    writes_stopped_ = writes_stopped_ || pipelined_;
     throw Refusal{EINVAL, "Record larger than the server's limit"};
   }
   auto size = static_cast<std::size_t>(n);
   std::span<const std::byte> record = receive_payload(size);
+  if (writes_stopped_) {
+    ++cancelled_;
+    throw Refusal{ECANCELED, "Write cancelled after a failed write"};
+  }
+  // From here a failure stops the writes that follow it (pipelined rmt).
+  writes_stopped_ = pipelined_;
   if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
   if ((tape_flags_ & O_ACCMODE) == O_RDONLY) throw Refusal{EBADF, "Bad file descriptor"};
   if (n > 0) {
@@ -440,6 +467,7 @@ void Session::write(const rmt::Request& r) {
       return;
     }
   }
+  writes_stopped_ = false;
   bytes_in_ += n;
   reply_ok(n);
 }
@@ -486,6 +514,18 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
   if (r.too_long[1] || !count) throw Refusal{EINVAL, "Invalid byte count"};
   if (extended && *wire == rmt::tapekit_identify_op) {
     reply_ok(static_cast<std::uint64_t>(rmt::tapekit_identify_op));
+    return;
+  }
+  if (extended && *wire == rmt::tapekit_pipeline_op) {
+    if (*count < 1) throw Refusal{EINVAL, "Invalid pipeline version"};
+    pipelined_ = true;
+    writes_stopped_ = reads_stopped_ = false;
+    reply_ok(static_cast<std::uint64_t>(std::min(*count, rmt::pipeline_version)));
+    return;
+  }
+  if (extended && *wire == rmt::tapekit_acknowledge_op) {
+    writes_stopped_ = reads_stopped_ = false;
+    reply_ok(std::exchange(cancelled_, 0));
     return;
   }
   if (extended && *wire == rmt::tapekit_position_op) {
@@ -539,6 +579,7 @@ void Session::handle(const rmt::Request& r) {
     case 'O': open(r); break;
     case 'C':
       if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
+      pipelined_ = writes_stopped_ = reads_stopped_ = false;
       close_tape();
       reply_ok(0);
       break;

@@ -35,6 +35,13 @@ PKGS_FUZZ := clang libclang-rt-14-dev
 LIB_SRCS := $(sort $(wildcard lib/*.cpp lib/*/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
 LIB_A := $(BUILD)/lib/libtk.a
+# What every program shares but the library must not do (print, exit, parse
+# a command line): linked into each tool, and into the test helpers.
+COMMON_SRCS := $(sort $(wildcard tools/common/*.cpp))
+COMMON_OBJS := $(COMMON_SRCS:%.cpp=$(BUILD)/obj/%.o)
+COMMON_A := $(BUILD)/lib/libtkcommon.a
+# The suite's one version, for every --version and the Debian package.
+VERSION := $(shell cat VERSION)
 TOOLS := $(sort $(notdir $(patsubst %/main.cpp,%,$(wildcard tools/*/main.cpp))))
 BINS := $(TOOLS:%=$(BUILD)/bin/%)
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.cpp))
@@ -74,9 +81,16 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+$(COMMON_A): $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj/tools/common/version.o: VERSION
+$(BUILD)/obj/tools/common/version.o: ALL_CXXFLAGS += -DTAPEKIT_VERSION='"$(VERSION)"'
+
 define tool_rule
 $(1)_SRCS := $$(sort $$(wildcard tools/$(1)/*.cpp))
-$(BUILD)/bin/$(1): $$($(1)_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A)
+$(BUILD)/bin/$(1): $$($(1)_SRCS:%.cpp=$(BUILD)/obj/%.o) $(COMMON_A) $(LIB_A)
 	@mkdir -p $$(@D)
 	$$(CXX) $$(ALL_CXXFLAGS) $$(TOOL_LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
@@ -86,9 +100,9 @@ $(UNIT_BIN): $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A) | deps-test
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(LDLIBS)
 
-$(BUILD)/test-bin/%: tests/helpers/%.cpp $(LIB_A)
+$(BUILD)/test-bin/%: tests/helpers/%.cpp $(COMMON_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CXX) $(ALL_CXXFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(CXX) $(ALL_CXXFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(LDLIBS)
 
 $(BUILD)/test-lib/%.so: tests/shim/%.c
 	@mkdir -p $(@D)

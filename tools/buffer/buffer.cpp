@@ -21,7 +21,7 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
+#include "../common/run_main.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/simh_tape.hpp"

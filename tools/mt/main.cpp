@@ -13,7 +13,7 @@
 //  - --json status prints one JSON object;
 //  - virtual tapes (*.tap): vt-create, vt-protect and verify, which match only
 //    when typed in full, so every abbreviation mt-st accepts means the same.
-#include "../../lib/main.hpp"
+#include "../common/run_main.hpp"
 #include "cmdline.hpp"
 #include "commands.hpp"
 

@@ -20,7 +20,7 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
+#include "../common/run_main.hpp"
 #include "../../lib/size.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "reblock.hpp"

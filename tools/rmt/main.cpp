@@ -23,7 +23,7 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
+#include "../common/run_main.hpp"
 #include "../../lib/size.hpp"
 #include "server.hpp"
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../../lib/rmt/protocol.hpp"
+#include "../../lib/tape/tape_status.hpp"
 
 namespace {
 
@@ -25,7 +26,7 @@ void decode(const tk::rmt::Request& r) {
       }
       (void)parse_number(r.lines[1]);
       break;
-    case 's': (void)status_field(MtGet{}, r.sub); break;
+    case 's': (void)tk::mtget_field(tk::MtGet{}, r.sub); break;
     default: break;
   }
 }

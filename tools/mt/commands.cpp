@@ -15,7 +15,6 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/tape/st_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "status_text.hpp"
 #include "session.hpp"
@@ -93,22 +92,6 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 // narrowing as modulo 2^32, which is what mt-st's compiler does).
 int c_count(const std::string& text) {
   return static_cast<int>(std::strtol(text.c_str(), nullptr, 0));
-}
-
-// The raw mtget where the backend has one (st), else the one a SCSI-2 drive
-// would report for the backend's status.
-struct Snapshot {
-  tk::MtGet raw;
-  tk::TapeStatus status;
-};
-
-Snapshot take_snapshot(tk::Tape& tape) {
-  if (auto* st = dynamic_cast<tk::StTape*>(&tape)) {
-    tk::MtGet raw = st->raw_status();
-    return {raw, tk::status_from_mtget(raw)};
-  }
-  tk::TapeStatus s = tape.status();
-  return {tk::mtget_from_status(s), s};
 }
 
 int device_op(Session& s, tk::MtOp op, int count) {
@@ -216,13 +199,13 @@ int do_tell(Session& s, const Command&, const Args&) {
 }
 
 int do_status(Session& s, const Command&, const Args&) {
-  Snapshot snap;
-  if (int e = attempt([&] { snap = take_snapshot(*s.tape); })) {
+  tk::StatusReport report;
+  if (int e = attempt([&] { report = s.tape->status_report(); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
-  std::cout << (s.inv.json ? status_json(s.inv.device, snap.raw, snap.status)
-                           : status_text(snap.raw));
+  std::cout << (s.inv.json ? status_json(s.inv.device, report.mtget, report.status)
+                           : status_text(report.mtget));
   return 0;
 }
 
@@ -367,10 +350,10 @@ const Command& find_command(const std::string& word) {
 // mt-st's test_error(): explain a failure from the drive's status (SCSI
 // drives only). 1.7 printed the write-protect hint when the bit was clear.
 void explain_failure(Session& s, const Command& c) {
-  Snapshot snap;
-  if (attempt([&] { snap = take_snapshot(*s.tape); })) return;
-  if (snap.raw.type != 0x71 && snap.raw.type != 0x72) return;
-  auto gstat = static_cast<unsigned long>(snap.raw.gstat);
+  tk::StatusReport report;
+  if (attempt([&] { report = s.tape->status_report(); })) return;
+  if (report.mtget.type != MT_ISSCSI1 && report.mtget.type != MT_ISSCSI2) return;
+  auto gstat = static_cast<std::uint64_t>(report.mtget.gstat);
   if ((c.tests & online) && !(gstat & tk::gmt::online))
     s.diagnostics += "mt: The device is offline (not powered on, no tape ?).\n";
   if ((c.tests & write_protect) && (gstat & tk::gmt::wr_prot))

@@ -5,7 +5,6 @@
 #include <string>
 #include <string_view>
 
-#include "../../lib/tape/st_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 
 namespace mt {

@@ -22,6 +22,7 @@
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
 #include "../common/run_main.hpp"
+#include "../common/version.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/simh_tape.hpp"
@@ -756,6 +757,10 @@ int run(const Options& options) {
   if (options.help) {
     std::fputs(kUsageText, stdout);
     std::fputs(kHelpText, stdout);
+    return kExitOk;
+  }
+  if (options.version) {
+    std::fputs(version_line("buffer").c_str(), stdout);
     return kExitOk;
   }
   if (options.next_volume && options.output.empty())

@@ -37,33 +37,13 @@ const char* const kHelpText =
     "  --rsh-command CMD, --rmt-command CMD  how to reach host:path devices\n"
     "  --force-local  a file name with a colon is a local file, not host:path\n"
     "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
-    "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n";
+    "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
+    "  --help      print this text and exit\n"
+    "  --version   print the version and exit\n";
 
 namespace {
 
 [[noreturn]] void fail_exact(const std::string& line) { throw ExactExit(kExitSetup, line + "\n"); }
-
-// getopt's wording, as glibc prints it for buffer 1.19.
-[[noreturn]] void rethrow_as_getopt(const cxxopts::exceptions::parsing& e) {
-  std::string name = cxxopts_option_name(e.what());
-  std::string dashed = name.size() == 1 ? "-- '" + name + "'" : "'--" + name + "'";
-  if (dynamic_cast<const cxxopts::exceptions::no_such_option*>(&e))
-    throw UsageError(name.size() == 1 ? "invalid option " + dashed
-                                      : "unrecognized option " + dashed);
-  if (dynamic_cast<const cxxopts::exceptions::invalid_option_syntax*>(&e)) {
-    // "-?" and the like: to getopt, an unknown option letter.
-    std::string letters = name.substr(name.find_first_not_of('-') == std::string::npos
-                                          ? name.size()
-                                          : name.find_first_not_of('-'));
-    throw UsageError(letters.empty() ? "invalid option -- '" + name + "'"
-                                     : "invalid option -- '" + letters.substr(0, 1) + "'");
-  }
-  if (dynamic_cast<const cxxopts::exceptions::missing_argument*>(&e) ||
-      dynamic_cast<const cxxopts::exceptions::option_requires_argument*>(&e))
-    throw UsageError(name.size() == 1 ? "option requires an argument " + dashed
-                                      : "option " + dashed + " requires an argument");
-  throw UsageError(e.what());
-}
 
 // A malformed value is reported on one line, without the usage text. As in
 // 1.19 (sscanf), leading blanks are skipped and a minus sign is read, so that
@@ -116,13 +96,14 @@ Options parse_options(int argc, char** argv) {
       ("force-local", "", cxxopts::value<bool>())
       ("connect-timeout", "", cxxopts::value<std::string>())
       ("plain-remote", "", cxxopts::value<bool>())
-      ("help", "", cxxopts::value<bool>());
+      ("help", "", cxxopts::value<bool>())
+      ("version", "", cxxopts::value<bool>());
 
   cxxopts::ParseResult parsed;
   try {
     parsed = spec.parse(argc, argv);
   } catch (const cxxopts::exceptions::parsing& e) {
-    rethrow_as_getopt(e);
+    throw_getopt_error(e);
   }
 
   Options o;
@@ -211,6 +192,8 @@ Options parse_options(int argc, char** argv) {
       o.plain_remote = true;
     } else if (key == "help") {
       o.help = true;
+    } else if (key == "version") {
+      o.version = true;
     }
   }
   if (!parsed.unmatched().empty()) fail_exact("too many arguments");

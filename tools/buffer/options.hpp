@@ -33,6 +33,7 @@ struct Options {
   int connect_timeout = -1;        // --connect-timeout SECONDS (-1: default)
   bool plain_remote = false;       // --plain-remote
   bool help = false;               // --help
+  bool version = false;            // --version
 };
 
 // buffer 1.19's ring geometry: the 32800-byte header it reserved on amd64 is

@@ -19,7 +19,7 @@
 #include "status_text.hpp"
 #include "session.hpp"
 
-namespace mt {
+namespace tk::mt {
 namespace {
 
 enum class Access { none, read, read_write };
@@ -382,6 +382,22 @@ std::string usage_text(bool explain) {
   return out;
 }
 
+std::string help_text() {
+  return usage_text(true) +
+         "tapekit extensions:\n"
+         "  vt-create capacity   make a blank virtual tape (*.tap); capacity 0: unlimited\n"
+         "  vt-protect 1|0       set or clear a virtual tape's write protection\n"
+         "  verify               check a virtual tape's structure, report the first damage\n"
+         "  --json               status and tell as one JSON object\n"
+         "  -f [user@]host:path  a remote drive, through the rmt protocol\n"
+         "  --rsh-command=cmd    remote shell for host:path (default $RSH, else ssh)\n"
+         "  --rmt-command=cmd    rmt on the remote host (default $RMT, else /etc/rmt)\n"
+         "  --connect-timeout=seconds  give up on a silent host (default 30; 0: wait)\n"
+         "  --plain-remote       host:x.tap may be a plain file where rmt is not tapekit's\n"
+         "  --file=device        the same as -f device\n"
+         "  --help               this text, on standard output\n";
+}
+
 int run_command(const Invocation& inv) {
   const Command& c = find_command(inv.command);
   if (c.max_args != many_args && c.max_args < static_cast<int>(inv.args.size()))
@@ -428,4 +444,4 @@ int run_command(const Invocation& inv) {
   return status;
 }
 
-}  // namespace mt
+}  // namespace tk::mt

@@ -11,7 +11,7 @@
 #include "../../lib/tape/tape.hpp"
 #include "cmdline.hpp"
 
-namespace mt {
+namespace tk::mt {
 
 using Args = std::vector<std::string>;
 
@@ -57,4 +57,4 @@ int vt_create(Session& s, const Args& args);
 int vt_protect(Session& s, const Args& args);
 int verify_image(Session& s, const Args& args);
 
-}  // namespace mt
+}  // namespace tk::mt

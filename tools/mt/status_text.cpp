@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <utility>
 
-namespace mt {
+namespace tk::mt {
 namespace {
 
 struct Density {
@@ -250,4 +250,4 @@ std::string status_json(const std::string& device, const tk::MtGet& g, const tk:
   return out;
 }
 
-}  // namespace mt
+}  // namespace tk::mt

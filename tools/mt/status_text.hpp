@@ -7,7 +7,7 @@
 
 #include "../../lib/tape/tape.hpp"
 
-namespace mt {
+namespace tk::mt {
 
 // mt-st 1.7's name for a SCSI density code, or nullopt ("no translation").
 std::optional<std::string_view> density_name(unsigned code);
@@ -27,4 +27,4 @@ std::string json_quote(std::string_view text);
 // printf into a std::string.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-}  // namespace mt
+}  // namespace tk::mt

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mtio.h>
 
 namespace tk::rmt {
 
@@ -361,9 +362,12 @@ std::optional<SeekArgs> decode_seek(std::string_view a, std::string_view b, Seek
 }
 
 namespace {
-// BSD/Sun numbering (§7.3) and the Linux op codes they mean.
-constexpr std::array<int, 11> v1_to_linux{5, 1, 2, 3, 4, 6, 7, 8, 9, 13, 12};
-constexpr std::array<std::pair<int, int>, 3> extended_to_linux{{{2, 9}, {3, 13}, {4, 12}}};
+// BSD/Sun numbering (§7.3), by wire number, and the Linux op codes they mean.
+constexpr std::array<int, 11> v1_to_linux{MTWEOF, MTFSF,  MTBSF,  MTFSR,   MTBSR,  MTREW,
+                                          MTOFFL, MTNOP,  MTRETEN, MTERASE, MTEOM};
+// The "i" requests' wire numbers and the Linux op codes they mean.
+constexpr std::array<std::pair<int, int>, 3> extended_to_linux{
+    {{2, MTRETEN}, {3, MTERASE}, {4, MTEOM}}};
 }  // namespace
 
 std::optional<int> linux_op_from_v1(std::int64_t wire) {

@@ -69,8 +69,9 @@ class SigpipeGuard {
   bool was_pending_ = false;
 };
 
-constexpr int default_connect_timeout = 30;
-constexpr int max_connect_timeout = 86400;
+// How long status() waits for the S reply before sending the newline that
+// GNU rmt up to tar 1.35 waits for.
+constexpr int s_reply_wait_ms = 2000;
 
 // The option wins; the environment is read with secure_getenv like RSH, and
 // a value that is not a number of seconds is an error, not a silent default.
@@ -353,7 +354,7 @@ TapeStatus RemoteTape::status() {
   // servers would take as a garbage command: send it only if no reply comes.
   rmt::Reply r;
   if (!in_->buffered()) {
-    source_->set_timeout(2000);
+    source_->set_timeout(s_reply_wait_ms);
     try {
       r = rmt::read_reply(*in_);
       source_->set_timeout(-1);

@@ -53,6 +53,10 @@ enum class MtOp : int {
   weofi = 35,  // MTWEOFI, which only <linux/mtio.h> defines
 };
 
+// OpenOptions::connect_timeout's default and its largest value, in seconds.
+inline constexpr int default_connect_timeout = 30;
+inline constexpr int max_connect_timeout = 86400;
+
 // Options for opening a name; the remote fields apply to [user@]host:path.
 struct OpenOptions {
   mode_t create_mode = 0666;

@@ -71,7 +71,7 @@ Invocation parse_command_line(int argc, char** argv) {
       continue;
     if (long_option(word, "--connect-timeout", argn, argc, argv, value)) {
       inv.open_options.connect_timeout =
-          static_cast<int>(tk::parse_count(value, "--connect-timeout", 0, 86400));
+          static_cast<int>(tk::parse_count(value, "--connect-timeout", 0, tk::max_connect_timeout));
       continue;
     }
     if (long_option(word, "--file", argn, argc, argv, value)) {

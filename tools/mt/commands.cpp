@@ -29,20 +29,21 @@ enum Tests : unsigned { no_tests = 0, online = 1, write_protect = 2 };
 
 constexpr int many_args = 255;
 
-// MTSETDRVBUFFER sub-commands (tape-semantics.md §2.3).
-constexpr std::uint32_t st_options_mask = 0xf0000000;
-constexpr std::uint32_t st_booleans = 0x10000000;
-constexpr std::uint32_t st_write_threshold = 0x20000000;
-constexpr std::uint32_t st_set_booleans = 0x30000000;
-constexpr std::uint32_t st_clear_booleans = 0x40000000;
-constexpr std::uint32_t st_def_blksize = 0x50000000;
-constexpr std::uint32_t st_def_options = 0x60000000;
-constexpr std::uint32_t st_def_density = 0x60100000;
-constexpr std::uint32_t st_def_compression = 0x60200000;
-constexpr std::uint32_t st_def_drvbuffer = 0x60300000;
-constexpr std::uint32_t st_timeouts = 0x70000000;
-constexpr std::uint32_t st_long_timeout = 0x70100000;
-constexpr std::uint32_t st_set_cln = 0x80000000;
+// MTSETDRVBUFFER sub-commands (tape-semantics.md §2.3); the last three are
+// in <linux/mtio.h> only, which cannot be included beside <sys/mtio.h>.
+constexpr std::uint32_t st_options_mask = MT_ST_OPTIONS;
+constexpr std::uint32_t st_booleans = MT_ST_BOOLEANS;
+constexpr std::uint32_t st_write_threshold = MT_ST_WRITE_THRESHOLD;
+constexpr std::uint32_t st_set_booleans = MT_ST_SETBOOLEANS;
+constexpr std::uint32_t st_clear_booleans = MT_ST_CLEARBOOLEANS;
+constexpr std::uint32_t st_def_blksize = MT_ST_DEF_BLKSIZE;
+constexpr std::uint32_t st_def_options = MT_ST_DEF_OPTIONS;
+constexpr std::uint32_t st_def_density = MT_ST_DEF_DENSITY;
+constexpr std::uint32_t st_def_compression = MT_ST_DEF_COMPRESSION;
+constexpr std::uint32_t st_def_drvbuffer = MT_ST_DEF_DRVBUFFER;
+constexpr std::uint32_t st_timeouts = 0x70000000;  // MT_ST_SET_TIMEOUT
+constexpr std::uint32_t st_long_timeout = 0x70100000;  // MT_ST_SET_LONG_TIMEOUT
+constexpr std::uint32_t st_set_cln = 0x80000000;  // MT_ST_SET_CLN
 
 struct Command;
 using Handler = int (*)(Session&, const Command&, const Args&);

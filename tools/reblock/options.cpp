@@ -37,7 +37,6 @@ namespace {
 
 // 1 GiB bounds the buffers reblock allocates for one record.
 constexpr std::uint64_t kMaxRecordSize = std::uint64_t{1} << 30;
-constexpr std::int64_t kMaxConnectTimeout = 86400;
 
 }  // namespace
 
@@ -73,7 +72,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     remote.plain_remote = result.count("plain-remote") > 0;
     if (result.count("connect-timeout"))
       remote.connect_timeout = static_cast<int>(parse_count(
-          result["connect-timeout"].as<std::string>(), "--connect-timeout", 0, kMaxConnectTimeout));
+          result["connect-timeout"].as<std::string>(), "--connect-timeout", 0, max_connect_timeout));
     // A second -i or -o is a slip (which one was meant?), not an override.
     for (const char* name : {"i", "o"})
       if (result.count(name) > 1) throw UsageError(std::string("-") + name + " given twice");

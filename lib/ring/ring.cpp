@@ -217,7 +217,6 @@ void Ring::set_consumer_ready() noexcept { shared_->consumer_ready.store(true); 
 bool Ring::consumer_ready() const noexcept { return shared_->consumer_ready.load(); }
 void Ring::set_consumer_reported() noexcept { shared_->consumer_reported.store(true); }
 bool Ring::consumer_reported() const noexcept { return shared_->consumer_reported.load(); }
-bool Ring::input_finished() const noexcept { return shared_->input_done.load(); }
 bool Ring::input_failed() const noexcept { return shared_->input_failed.load(); }
 
 RingStats Ring::stats() const noexcept {

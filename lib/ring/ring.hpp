@@ -73,7 +73,6 @@ class Ring {
   // Marks that the consumer has already explained its own failure on stderr.
   void set_consumer_reported() noexcept;
   bool consumer_reported() const noexcept;
-  bool input_finished() const noexcept;
   // The input ended in an error or a signal (finish_input(false)).
   bool input_failed() const noexcept;
 

@@ -24,8 +24,6 @@ void catch_stop_signals() {
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
 }
 
-int stop_signal_received() { return last_stop_signal; }
-
 void die_by_stop_signal() {
   int signal_number = last_stop_signal;
   if (signal_number == 0) return;

@@ -9,9 +9,6 @@ namespace tk {
 // on a slow pipe, a socket or a tape returns EINTR and the program can stop.
 void catch_stop_signals();
 
-// The stop signal that arrived last, or 0.
-int stop_signal_received();
-
 // If a stop signal arrived, dies by it with the default action, so that the
 // caller (a shell, a pipeline) sees the signal and not an exit status.
 void die_by_stop_signal();

@@ -1,6 +1,8 @@
 # tapekit: one static library (lib/) and one program per tools/<name>/.
-# Targets: all (default), test, test-asan, demo, bench, fuzz, lint, install, clean.
-# Variables: BUILD (output folder), PREFIX, DESTDIR, WERROR=1, TESTS (bats files).
+# Targets: all (default), test, test-asan, demo, bench, fuzz, lint, install,
+# install-strip, deb, clean.
+# Variables: BUILD (output folder), PREFIX, DESTDIR, STRIP, INSTALL_STRIP=1,
+# DEB_DIR, WERROR=1, TESTS (bats files).
 
 BUILD ?= build
 # Both cores (CI has two): the plain and the sanitizer builds are most of a
@@ -31,6 +33,8 @@ PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev 
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time
 PKGS_FUZZ := clang libclang-rt-14-dev
+# make deb, and tests/deb.bats (part of make test) which installs the package.
+PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file
 
 LIB_SRCS := $(sort $(wildcard lib/*.cpp lib/*/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
@@ -51,7 +55,8 @@ HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.cpp=$(BUILD)/test-bin/%)
 SHIM_SRCS := $(sort $(wildcard tests/shim/*.c))
 SHIMS := $(SHIM_SRCS:tests/shim/%.c=$(BUILD)/test-lib/%.so)
 
-.PHONY: all test test-asan unit demo bench fuzz lint install clean deps-build deps-test deps-demo deps-bench deps-fuzz
+.PHONY: all test test-asan unit demo bench fuzz lint install install-strip deb deb-version-check clean \
+        deps-build deps-test deps-demo deps-bench deps-fuzz deps-deb
 all: $(BINS)
 
 # Installs the Debian packages in $(1) that are missing; not root: says how.
@@ -67,11 +72,13 @@ define ensure_packages
 	fi
 endef
 
-# One apt-get at a time (dpkg's lock): the wider lists wait for the build's.
+# One apt-get at a time (dpkg's lock): the wider lists wait for the build's
+# (the suite builds and installs the package: deps-test waits for deps-deb).
 deps-build: ; $(call ensure_packages,$(PKGS_BUILD))
-deps-test: deps-build ; $(call ensure_packages,$(PKGS_TEST))
+deps-test: deps-deb ; $(call ensure_packages,$(PKGS_TEST))
 deps-demo: deps-build ; $(call ensure_packages,$(PKGS_DEMO))
 deps-bench: deps-test ; $(call ensure_packages,$(PKGS_BENCH))
+deps-deb: deps-build ; $(call ensure_packages,$(PKGS_DEB))
 
 $(BUILD)/obj/%.o: %.cpp | deps-build
 	@mkdir -p $(@D)
@@ -151,11 +158,48 @@ lint:
 	mandoc -T lint -W warning man/*.[18]
 	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper bench/run-all bench/bench-* .ci/run
 
+# GNU conventions: `install` keeps the symbols (a package's dh_strip makes
+# them a -dbgsym package), `install-strip` or INSTALL_STRIP=1 strips with
+# $(STRIP). rmt is a server, run by clients as /usr/sbin/rmt or /etc/rmt: sbin.
+STRIP ?= strip
+INSTALL ?= install
+INSTALL_STRIP ?=
+INSTALL_PROGRAM ?= $(INSTALL) -m 0755 $(if $(INSTALL_STRIP),-s --strip-program=$(STRIP))
+SBIN_TOOLS := rmt
+COMPLETIONS := $(wildcard completion/*)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
-	install -s -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
-	for m in man/*.1; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/ || true; done
-	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/ || true; done
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
+	$(INSTALL_PROGRAM) $(filter-out $(SBIN_TOOLS:%=$(BUILD)/bin/%),$(BINS)) $(DESTDIR)$(PREFIX)/bin/
+	$(INSTALL_PROGRAM) $(filter $(SBIN_TOOLS:%=$(BUILD)/bin/%),$(BINS)) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(wildcard man/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
+ifneq ($(COMPLETIONS),)
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 $(COMPLETIONS) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+endif
+
+install-strip:
+	$(MAKE) --no-print-directory INSTALL_STRIP=1 install
+
+# tapekit_VERSION_amd64.deb (and its -dbgsym) in DEB_DIR, from the programs
+# in $(BUILD) (nothing is compiled again), checked by lintian. debian/ is
+# copied there, so the package build writes nothing into the tree.
+DEB_DIR ?= $(BUILD)/deb
+deb: deps-deb deb-version-check all
+	rm -rf $(DEB_DIR)/src $(DEB_DIR)/tapekit*_*.deb && mkdir -p $(DEB_DIR)/src && cp -R debian $(DEB_DIR)/src/
+	+cd $(DEB_DIR)/src && TK_SRC=$(CURDIR) TK_BUILD=$(abspath $(BUILD)) debian/rules binary >../build.log 2>&1 \
+	  || { tail -30 ../build.log; exit 1; }
+	lintian --fail-on error,warning $(DEB_DIR)/tapekit_$$(cat VERSION)_amd64.deb
+
+# The package's version is VERSION's: debian/changelog must say so.
+VERSION_FILE ?= VERSION
+DEB_CHANGELOG ?= debian/changelog
+deb-version-check:
+	@want=$$(cat $(VERSION_FILE)) && have=$$(dpkg-parsechangelog -l $(DEB_CHANGELOG) -S Version) && \
+	  if [ "$$want" != "$$have" ]; then \
+	    echo "$(DEB_CHANGELOG) is at version $$have but $(VERSION_FILE) says $$want: add a changelog entry (dch -v $$want)" >&2; exit 1; \
+	  fi
 
 clean:
 	rm -rf $(BUILD)

@@ -78,7 +78,7 @@ void fuzz_replies(const std::uint8_t* data, std::size_t size) {
       if (r.ok && r.value <= 4096) {
         body.resize(static_cast<std::size_t>(r.value));
         if (in.read_exact(body) < body.size()) break;
-        (void)decode_mtget(body);
+        (void)tk::decode_mtget(body);
       }
     }
   } catch (const ProtocolError&) {

@@ -20,18 +20,25 @@ SANITIZE ?=
 WARNINGS := -Wall -Wextra -Wpedantic -Wshadow -Wundef -Wold-style-cast -Wconversion
 ALL_CXXFLAGS := -std=c++20 $(WARNINGS) $(if $(WERROR),-Werror) $(SANITIZE) $(CXXFLAGS) -MMD -MP
 LDLIBS := -pthread
+# buffer's --hash (lib/digest): OpenSSL's EVP for sha256/md5, libxxhash for
+# xxh128. Only the programs that hash link them, so mt and rmt start no slower.
+DIGEST_LIBS := -lcrypto -lxxhash
+buffer_LDLIBS := $(DIGEST_LIBS)
 # The programs link the C++ runtime in: they start in about 1.0 ms instead of
 # 1.5 (no libstdc++/libgcc_s to load and relocate), which scripts that run mt
 # or rmt in a loop notice. Not under sanitizers, which bring their own.
 TOOL_LDFLAGS := $(if $(SANITIZE),,-static-libstdc++ -static-libgcc)
 
 # Debian packages, by what needs them. `make` installs what is missing (as root).
-PKGS_BUILD := g++ make libcxxopts-dev libboost-dev
+PKGS_BUILD := g++ make libcxxopts-dev libboost-dev libssl-dev libxxhash-dev
 PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev \
              buffer mbuffer tar cpio dump mt-st simh openssh-server openssh-client \
-             e2fsprogs strace mandoc xxd procps coreutils openssl shellcheck clang libclang-rt-14-dev
+             e2fsprogs strace mandoc xxd procps coreutils openssl shellcheck clang libclang-rt-14-dev \
+             xxhash
+# tests/completion.bats sources completion/* through Debian's bash-completion.
+PKGS_TEST += bash-completion
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
-PKGS_BENCH := $(PKGS_TEST) time
+PKGS_BENCH := $(PKGS_TEST) time iperf3
 PKGS_FUZZ := clang libclang-rt-14-dev
 # make deb, and tests/deb.bats (part of make test) which installs the package.
 PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file
@@ -99,17 +106,17 @@ define tool_rule
 $(1)_SRCS := $$(sort $$(wildcard tools/$(1)/*.cpp))
 $(BUILD)/bin/$(1): $$($(1)_SRCS:%.cpp=$(BUILD)/obj/%.o) $(COMMON_A) $(LIB_A)
 	@mkdir -p $$(@D)
-	$$(CXX) $$(ALL_CXXFLAGS) $$(TOOL_LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(CXX) $$(ALL_CXXFLAGS) $$(TOOL_LDFLAGS) -o $$@ $$^ $$($(1)_LDLIBS) $$(LDLIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 
 $(UNIT_BIN): $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A) | deps-test
 	@mkdir -p $(@D)
-	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(LDLIBS)
+	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(DIGEST_LIBS) $(LDLIBS)
 
 $(BUILD)/test-bin/%: tests/helpers/%.cpp $(COMMON_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CXX) $(ALL_CXXFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(LDLIBS)
+	$(CXX) $(ALL_CXXFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(DIGEST_LIBS) $(LDLIBS)
 
 $(BUILD)/test-lib/%.so: tests/shim/%.c
 	@mkdir -p $(@D)

@@ -4,6 +4,7 @@
 # draining on signals, volume changes on a full medium, non-blocking fds.
 bats_require_minimum_version 1.5.0
 load test_helper
+load buffer_helper
 
 setup_file() {
   export DATA=$BATS_FILE_TMPDIR/data
@@ -27,9 +28,6 @@ tapekit_only() { [ -z "${TK_ORIGINAL:-}" ] || skip "tapekit extension or fix"; }
 
 # Masks the rate field of -S records, which depends on timing.
 mask_rates() { tr '\r' '\n' | sed -E 's/, +[0-9?]+K\/s/, RATEK\/s/'; }
-
-# System V segments and semaphores (what buffer 1.19 leaked): none may be left.
-ipc_snapshot() { { ipcs -m -s | grep -E '^0x' || true; } | sort; }
 
 # Kills process $1 with SIGKILL after 30 s unless wait_buffer stops it first:
 # a buffer that never finishes must fail the test, not hang it. Its sleep
@@ -227,26 +225,6 @@ start_watchdog() {
   run --separate-stderr "$BUFFER" --next-volume true </dev/null
   assert_equal "$status" 255
   assert_equal "${stderr_lines[0]}" "buffer: --next-volume needs -o: standard output cannot be reopened"
-}
-
-# Starts buffer on a stalled input (a FIFO held open by us) and prints the
-# reader's and writer's pids.
-start_stalled_buffer() {
-  mkfifo "$BATS_TEST_TMPDIR/in"
-  exec 7<>"$BATS_TEST_TMPDIR/in"
-  ipc_snapshot >"$BATS_TEST_TMPDIR/ipc.before"
-  # timeout: a survivor that never notices must fail the test, not hang it.
-  timeout 30 reap "$BUFFER" -s 1k -i "$BATS_TEST_TMPDIR/in" -o "$BATS_TEST_TMPDIR/out" \
-    2>"$BATS_TEST_TMPDIR/err" 3>"$BATS_TEST_TMPDIR/reaped" &
-  REAP_PID=$!
-  printf 'some data' >&7
-  local i
-  for i in $(seq 100); do
-    READER=$(pgrep -P "$(pgrep -P "$REAP_PID" -x reap)" -x buffer) &&
-      WRITER=$(pgrep -P "$READER" -x buffer) && break
-    sleep 0.1
-  done
-  [ -n "$WRITER" ] || fail "buffer did not start"
 }
 
 @test "buffer: kill -9 of the reader: the writer says so, exits nonzero, nothing is left" {

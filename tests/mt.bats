@@ -22,11 +22,14 @@ setup() {
 # Runs our mt and mt-st with the same arguments and environment; fails,
 # showing the difference, unless the exit statuses, stdout, stderr and the
 # fake drive's call logs are byte-identical. Leaves the status in $same_status.
+# $NEWER_THAN_1_7, if set, is a sed script deleting from our stderr the lines
+# mt-st 1.8 added, which the installed 1.7 cannot print.
 same_as_mt_st() {
   local d
   d=$(mktemp -d "$BATS_TEST_TMPDIR/cmp.XXXXXX")
   local ours=0 theirs=0 kind
   FAKE_ST_LOG=$d/ours.log "$MT" "$@" >"$d/ours.out" 2>"$d/ours.err" || ours=$?
+  [ -z "${NEWER_THAN_1_7:-}" ] || sed -i "$NEWER_THAN_1_7" "$d/ours.err"
   FAKE_ST_LOG=$d/theirs.log "$MT_ST" "$@" >"$d/theirs.out" 2>"$d/theirs.err" || theirs=$?
   touch "$d/ours.log" "$d/theirs.log"
   for kind in out err log; do
@@ -246,7 +249,7 @@ EOF
 }
 
 @test "mt: stoptions with an unknown or ambiguous name exits 1 and explains" {
-  table_same_as_mt_st <<'EOF'
+  NEWER_THAN_1_7='/^  weof-no-wait -> /d' table_same_as_mt_st <<'EOF'
 1 -f /dev/null stoptions foo
 1 -f /dev/null stsetoptions buffer-writes nosuch
 1 -f /dev/null stclearoptions s
@@ -256,6 +259,26 @@ EOF
 EOF
   run --separate-stderr "$MT" -f /dev/null stoptions no
   assert_equal "$stderr" "Property name 'no' ambiguous."
+  # 1.8's list names weof-no-wait after no-wait.
+  run --separate-stderr "$MT" -f /dev/null stoptions foo
+  assert_equal "$(grep -A1 '^ *no-wait ->' <<<"$stderr")" "    no-wait -> immediate mode for rewind, etc.
+  weof-no-wait -> immediate mode for writing filemarks"
+}
+
+@test "mt: stsetoptions and stclearoptions know weof-no-wait (MT_ST_NOWAIT_EOF), as mt-st 1.8 does" {
+  fake "$MT" -f /dev/zero stsetoptions weof-no-wait
+  fake "$MT" -f /dev/zero stclearoptions w no-wait
+  fake "$MT" -f /dev/zero stoptions weof buffer-writes
+  run grep MTIOCTOP calls.log
+  assert_output "MTIOCTOP op=24 count=0x30008000
+MTIOCTOP op=24 count=0x4000a000
+MTIOCTOP op=24 count=0x10008001"
+  # A virtual tape has no driver options to keep, but takes the name.
+  "$MT" -f v.tap vt-create 0
+  run "$MT" -f v.tap stsetoptions weof-no-wait
+  assert_equal "$status" 0
+  run --separate-stderr "$MT_ST" -f /dev/null stsetoptions weof-no-wait
+  assert_equal "$(sed -n 1p <<<"$stderr")" "Illegal property name 'weof-no-wait'."
 }
 
 @test "mt: stshowoptions refuses a file that is not a character device" {
@@ -318,14 +341,74 @@ in_private_dev() {
 EOF
 }
 
-@test "mt: densities prints mt-st 1.7's table and opens no device" {
-  TAPE=/nonexistent/tape table_same_as_mt_st <<'EOF'
-0 densities
-0 den
+# The density table of mt-st 1.8 (tests/fixtures/mt), one "code<TAB>name" a line.
+densities_1_8() { grep -v '^#' "$BATS_TEST_DIRNAME/fixtures/mt/densities-1.8.tsv"; }
+
+# "code<TAB>name" lines from `densities` output on stdin, in code order.
+density_pairs() {
+  tail -n +3 | awk '{
+    left = substr($0, 1, 35); sub(/ +$/, "", left)
+    print substr(left, 1, 4) "\t" substr(left, 8)
+    if (length($0) > 37) print substr($0, 38, 4) "\t" substr($0, 45)
+  }' | sort
+}
+
+@test "mt: densities prints mt-st 1.8's table with LTO-10 added, in its layout, and opens no device" {
+  { densities_1_8; printf '0x62\tLTO-10\n0x63\tLTO-10 Premium\n'; } | sort >pairs
+  # mt-st's print_densities: two columns, the left one 28 wide.
+  local n half i rows
+  mapfile -t rows <pairs
+  n=${#rows[@]}
+  half=$(((n + 1) / 2))
+  {
+    printf 'Some SCSI tape density codes:\ncode   explanation                   code   explanation\n'
+    for ((i = 0; i < half; i++)); do
+      printf '%s   %-28s' "${rows[i]%%$'\t'*}" "${rows[i]#*$'\t'}"
+      if ((i + half < n)); then
+        printf '  %s   %s' "${rows[i + half]%%$'\t'*}" "${rows[i + half]#*$'\t'}"
+      fi
+      printf '\n'
+    done
+  } >expected
+  TAPE=/nonexistent/tape "$MT" densities >out
+  cmp out expected || diff out expected
+  TAPE=/nonexistent/tape run "$MT" den
+  assert_equal "$status" 0
+  assert_equal "$output" "$(cat expected)"
+}
+
+@test "mt: the density names 1.8 kept are mt-st 1.7's, byte for byte" {
+  "$MT_ST" densities | density_pairs >mt-st-1.7
+  densities_1_8 >mt-st-1.8
+  # What 1.8 changed, and only that, is what diff shows.
+  run bash -c "diff mt-st-1.7 mt-st-1.8 | sed -n 's/^[<>] \(0x..\).*/\1/p' | sort -u | tr '\n' ' '"
+  assert_output "0x01 0x02 0x03 0x06 0x09 0x52 0x53 0x54 0x55 0x56 0x57 0x59 0x60 0x76 0x77 0x79 0x93 "
+  "$MT" densities | density_pairs >ours
+  run diff mt-st-1.8 ours
+  assert_output "74a75,76
+> 0x62	LTO-10
+> 0x63	LTO-10 Premium"
+}
+
+@test "mt: status names a density by mt-st 1.8's table and is otherwise mt-st 1.7's text" {
+  local dsreg name theirs
+  while IFS=' ' read -r dsreg name; do
+    theirs=$(FAKE_ST_DSREG=$dsreg LD_PRELOAD=$FAKE_ST "$MT_ST" -f /dev/zero status)
+    FAKE_ST_DSREG=$dsreg fake run "$MT" -f /dev/zero status
+    assert_equal "$status" 0
+    assert_equal "$output" "$(sed "s|^\(Tape block size .* Density code 0x[0-9a-f]*\) (.*)\.$|\1 ($name).|" <<<"$theirs")"
+  done <<'EOF'
+0x01000000 NRZI (800 bpi) 9-track reel
+0x09000400 3480/3490E, GCR (37871 bpi)
+0x55000000 IBM 3592 E08 (TS1150)
+0x59000000 IBM 3592 70F (TS1170)
+0x60040000 LTO-9
+0x62000000 LTO-10
+0x63000000 LTO-10 Premium
+0x79000000 IBM 3592 70F, encrypted
+0x93000000 SDLT160 compressed
+0x61000000 no translation
 EOF
-  run "$MT" densities
-  assert_line --index 0 "Some SCSI tape density codes:"
-  assert_line "0x02   PE (1600 bpi)                 0x40   DLT1 40 GB, or Ultrium"
 }
 
 # --- st drives, faked: ioctls and status compared with mt-st ---------------
@@ -479,11 +562,11 @@ FAKE_ST_GSTAT=0x41010000 FAKE_ST_DSREG=0x46000000
 FAKE_ST_GSTAT=0x81010000 FAKE_ST_FILENO=2 FAKE_ST_RESID=1 FAKE_ST_DSREG=0x5a000200 FAKE_ST_ERREG=3
 FAKE_ST_GSTAT=0x50000 FAKE_ST_FILENO=-1 FAKE_ST_BLKNO=-1
 FAKE_ST_GSTAT=0xd018000 FAKE_ST_FILENO=5 FAKE_ST_BLKNO=17 FAKE_ST_DSREG=0x99000000
-FAKE_ST_GSTAT=0 FAKE_ST_DSREG=0x03002800
+FAKE_ST_GSTAT=0 FAKE_ST_DSREG=0x0b002800
 FAKE_ST_GSTAT=0xffffffff FAKE_ST_ERREG=0x12345
 FAKE_ST_GSTAT=0x31e00000 FAKE_ST_RESID=0x1ff
 FAKE_ST_TYPE=0x71 FAKE_ST_FILENO=3
-FAKE_ST_TYPE=0x61 FAKE_ST_DSREG=0x60000400
+FAKE_ST_TYPE=0x61 FAKE_ST_DSREG=0x61000400
 FAKE_ST_TYPE=0x800123
 FAKE_ST_TYPE=0
 FAKE_ST_TYPE=0x51 FAKE_ST_RESID=7 FAKE_ST_ERREG=0x20 FAKE_ST_DSREG=0x13000400
@@ -564,7 +647,7 @@ EOF
 EOF
 }
 
-@test "mt: weof on a write-protected tape says so (mt-st 1.7 tests the bit inverted)" {
+@test "mt: weof on a write-protected tape says so, as mt-st 1.8 does (1.7 tests the bit inverted)" {
   FAKE_ST_FAIL=5:30 FAKE_ST_GSTAT=0x05010000 fake run --separate-stderr "$MT" -f /dev/zero weof
   assert_equal "$status" 2
   assert_equal "$stderr" "/dev/zero: Read-only file system
@@ -585,6 +668,9 @@ mt: The tape is write-protected."
 EOF
   FAKE_ST_SYSFS=$BATS_TEST_TMPDIR/sysfs fake run "$MT" -f /dev/zero stshowoptions
   assert_output "The options set: buffer-writes async-writes read-ahead two-fms can-bsr sili cleaning"
+  echo 0x0000a001 >sysfs/st5/options
+  FAKE_ST_SYSFS=$BATS_TEST_TMPDIR/sysfs fake run "$MT" -f /dev/zero stshowoptions
+  assert_output "The options set: buffer-writes no-wait weof-no-wait"
 }
 
 @test "mt: stshowoptions exits 2 naming the sysfs file it cannot read" {
@@ -600,6 +686,13 @@ EOF
     FAKE_ST_ERREG=3 fake run --separate-stderr "$MT" --json -f /dev/zero status
   assert_equal "$status" 0
   assert_equal "$output" '{"device":"/dev/zero","drive_type":114,"file":2,"block":0,"partition":1,"block_size":512,"density_code":90,"density_name":"LTO-6","soft_errors":3,"eof":true,"bot":false,"eot":false,"sm":false,"eod":false,"wr_prot":false,"online":true,"d_6250":false,"d_1600":false,"d_800":false,"dr_open":false,"im_rep_en":true,"cln":false,"compression":null}'
+}
+
+@test "mt: --json status carries the density name from mt-st 1.8's table, LTO-10 too" {
+  FAKE_ST_DSREG=0x93000000 fake run "$MT" -f /dev/zero --json status
+  assert_output --partial '"density_code":147,"density_name":"SDLT160 compressed",'
+  FAKE_ST_DSREG=0x62000000 fake run "$MT" -f /dev/zero --json status
+  assert_output --partial '"density_code":98,"density_name":"LTO-10",'
 }
 
 @test "mt: --json names an unknown density null" {

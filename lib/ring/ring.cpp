@@ -4,16 +4,20 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <ctime>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <new>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <boost/interprocess/anonymous_shared_memory.hpp>
+#include <boost/interprocess/file_mapping.hpp>
 #include <boost/interprocess/mapped_region.hpp>
 
 #include "../error.hpp"
+#include "../io.hpp"
 
 namespace tk {
 
@@ -46,7 +50,8 @@ struct Ring::Shared {
 };
 
 struct Ring::Mapping {
-  boost::interprocess::mapped_region region;
+  boost::interprocess::mapped_region region;  // header, and the blocks without a queue file
+  boost::interprocess::mapped_region blocks;  // the queue file's blocks
 };
 
 namespace {
@@ -77,26 +82,94 @@ void futex_wake(std::atomic<std::uint32_t>& word) {
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr,
             nullptr, 0);
 }
+
+boost::interprocess::mapped_region map_anonymous(std::size_t bytes, const std::string& what) {
+  try {
+    return boost::interprocess::anonymous_shared_memory(bytes);
+  } catch (const boost::interprocess::interprocess_exception& e) {
+    int err = e.get_native_error();
+    throw Error(err ? err : ENOMEM, "create " + what + " of " + std::to_string(bytes) + " bytes");
+  }
+}
+
+// An open file of `bytes` bytes that has no name, so that no exit, kill -9
+// included, can leave it behind: O_TMPFILE in a directory, or a new file of
+// that name removed before anything else happens to it.
+Fd open_nameless_file(const std::string& path, std::size_t bytes) {
+  Fd fd;
+  int made = ::open(path.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (made >= 0) {
+    fd = Fd(made);
+  } else if (errno == EOPNOTSUPP) {
+    // A directory on a file system without O_TMPFILE: a fresh name in it.
+    std::string name = path + "/buffer-queue.XXXXXX";
+    made = ::mkostemp(name.data(), O_CLOEXEC);
+    if (made < 0) throw_errno("create queue file in " + path);
+    fd = Fd(made);
+    if (::unlink(name.c_str()) != 0) throw_errno("remove queue file " + name);
+  } else if (errno == ENOTDIR || errno == ENOENT) {
+    // O_EXCL: an existing file may be someone's data, never a scratch queue.
+    made = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (made < 0 && errno == EEXIST)
+      throw Error(EEXIST, "queue file " + path + " (give a new name or a directory)");
+    if (made < 0) throw_errno("create queue file " + path);
+    fd = Fd(made);
+    if (::unlink(path.c_str()) != 0) throw_errno("remove queue file " + path);
+  } else {
+    throw_errno("open queue file in " + path);
+  }
+  // Reserved now: a sparse file on a disk that fills up would fail a page
+  // fault in the middle of the run, and that is SIGBUS, not an error.
+  // File systems without fallocate (EOPNOTSUPP) only get the size.
+  // (fallocate(2) rather than posix_fallocate, whose fallback writes every
+  // block: minutes for a large queue.)
+  if (::fallocate(fd.get(), 0, 0, static_cast<off_t>(bytes)) != 0) {
+    if (errno != EOPNOTSUPP)
+      throw_errno("reserve " + std::to_string(bytes) + " bytes for the queue in " + path);
+    if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0)
+      throw_errno("size queue file " + path);
+  }
+  return fd;
+}
+
+// The blocks of a queue file, mapped shared through the descriptor's
+// /proc/self/fd name, since the file has no other.
+boost::interprocess::mapped_region map_queue_file(const std::string& path, std::size_t bytes) {
+  Fd fd = open_nameless_file(path, bytes);
+  try {
+    std::string by_descriptor = "/proc/self/fd/" + std::to_string(fd.get());
+    boost::interprocess::file_mapping file(by_descriptor.c_str(),
+                                           boost::interprocess::read_write);
+    return boost::interprocess::mapped_region(file, boost::interprocess::read_write, 0, bytes);
+  } catch (const boost::interprocess::interprocess_exception& e) {
+    int err = e.get_native_error();
+    throw Error(err ? err : ENOMEM, "map queue file " + path);
+  }
+}
 }  // namespace
 
-Ring::Ring(std::size_t block_size, std::size_t blocks) {
+Ring::Ring(std::size_t block_size, std::size_t blocks, const std::string& queue_file) {
   static_assert(sizeof(Shared) <= kLengthsOffset);
   if (block_size == 0 || blocks == 0) throw Error(EINVAL, "create ring");
   std::size_t header = round_up(kLengthsOffset + blocks * sizeof(std::uint64_t) + 64, kAlign);
   if (blocks > (SIZE_MAX - header) / block_size) throw Error(ENOMEM, "create ring");
-  std::size_t total = header + block_size * blocks;
-  try {
-    mapping_ = std::make_unique<Mapping>(
-        Mapping{boost::interprocess::anonymous_shared_memory(total)});
-  } catch (const boost::interprocess::interprocess_exception& e) {
-    int err = e.get_native_error();
-    throw Error(err ? err : ENOMEM, "create shared ring of " + std::to_string(total) + " bytes");
+  mapping_ = std::make_unique<Mapping>();
+  void* base = nullptr;
+  if (queue_file.empty()) {
+    mapping_->region = map_anonymous(header + block_size * blocks, "shared ring");
+    base = mapping_->region.get_address();
+    data_ = static_cast<std::byte*>(base) + header;
+  } else {
+    // The counters and futex words stay in memory: they change on every
+    // block, and a file's page cache would write them back for nothing.
+    mapping_->region = map_anonymous(header, "shared ring header");
+    mapping_->blocks = map_queue_file(queue_file, block_size * blocks);
+    base = mapping_->region.get_address();
+    data_ = static_cast<std::byte*>(mapping_->blocks.get_address());
   }
-  void* base = mapping_->region.get_address();
   shared_ = new (base) Shared();
   shared_->block_size = block_size;
   shared_->blocks = blocks;
-  data_ = static_cast<std::byte*>(base) + header;
 }
 
 Ring::~Ring() = default;

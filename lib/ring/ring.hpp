@@ -2,7 +2,9 @@
 // anonymous shared mapping, shared by a reader and a writer process after fork.
 //
 // Nothing named is created, so nothing outlives the processes, whatever kills
-// them. Synchronisation is two counters in the mapping; a side only sleeps
+// them. A queue larger than memory keeps its blocks in a file instead, one
+// that has no name from the moment it is opened (see the constructor).
+// Synchronisation is two counters in the mapping; a side only sleeps
 // (futex) when it must wait, and is only woken when the other side has made
 // the progress it waits for, so a steady stream costs no system calls.
 #pragma once
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 namespace tk {
 
@@ -27,7 +30,12 @@ struct RingStats {
 class Ring {
  public:
   // Maps header + blocks × block_size bytes, shared with children forked later.
-  Ring(std::size_t block_size, std::size_t blocks);
+  // With a queue_file the blocks are a shared mapping of a file there (a
+  // directory: a file without a name in it, O_TMPFILE; else a new file of
+  // that name, unlinked at once), its room reserved up front so a full disk
+  // is an error now rather than SIGBUS later. The header with the counters
+  // and futex words stays in memory either way. Throws Error naming the file.
+  Ring(std::size_t block_size, std::size_t blocks, const std::string& queue_file = {});
   ~Ring();
   Ring(Ring&&) noexcept;
   Ring& operator=(Ring&&) noexcept;

@@ -27,6 +27,7 @@
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
+#include "outputs.hpp"
 #include "report.hpp"
 
 namespace tk::buffer {
@@ -183,13 +184,17 @@ std::unique_ptr<Tape> open_output(const Options& o) {
 
 class Writer {
  public:
-  Writer(Ring& ring, std::unique_ptr<Tape> output, const Options& options,
+  Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const Options& options,
          Clock::time_point start, pid_t reader)
       : ring_(ring),
         output_(std::move(output)),
+        tees_(tees),
         options_(options),
         legacy_(options.report_requested ? options.report_every : 0, options.totals, start),
-        reader_(reader) {}
+        reader_(reader) {
+    volume_start_ = volume_start(*output_);
+    if (options.hash) digest_.emplace(*options.hash, options.next_volume.has_value());
+  }
 
   int run() {
     if (options_.debug) print_stderr("\tW: Entering writer\n");
@@ -217,6 +222,7 @@ class Writer {
       }
     }
     close_output();
+    finish_outputs();
     // 1.19 prints the final record and -t's line at a clean end only: after
     // a read error or a signal the last record stays as it was (§1.6).
     if (!ring_.input_failed() && !g_signals) legacy_.finish(written_);
@@ -232,7 +238,8 @@ class Writer {
   void write_oldest_block() {
     std::span<const std::byte> block = ring_.oldest_filled_block();
     if (options_.debug >= 2) print_stderr("W: writing " + std::to_string(block.size()) + "\n");
-    write_block(block);
+    if (!primary_failed_) write_block(block);
+    if (!tees_.empty()) write_tees(block);
     ring_.release(block.size());
     ring_.note_consumer_started();
     legacy_.after_block(written_);
@@ -243,11 +250,13 @@ class Writer {
     }
   }
 
-  // Bytes the output accepted, on the current volume.
-  void count_written(std::size_t bytes) {
-    written_ += bytes;
-    per_volume_.back() += bytes;
-    if (bytes > 0) fresh_volume_ = false;
+  // Bytes the output accepted, on the current volume; hashed here, after
+  // the write, so the reader never waits for a digest.
+  void count_written(std::span<const std::byte> reached) {
+    written_ += reached.size();
+    per_volume_.back() += reached.size();
+    if (!reached.empty()) fresh_volume_ = false;
+    if (digest_) digest_->add(reached);
   }
 
   // One block to the output. A full medium with --next-volume changes
@@ -258,14 +267,14 @@ class Writer {
     for (;;) {
       try {
         output_->write(block.subspan(done));
-        count_written(block.size() - done);
+        count_written(block.subspan(done));
         return;
       } catch (const Interrupted& e) {
-        count_written(e.bytes_done());
+        count_written(block.subspan(done, e.bytes_done()));
         done += e.bytes_done();
         after_interruption();
       } catch (const Error& e) {
-        count_written(e.bytes_done());
+        count_written(block.subspan(done, e.bytes_done()));
         done += e.bytes_done();
         if (e.errnum() == ENOSPC && options_.next_volume) {
           // A volume that takes nothing at all would take nothing after any
@@ -275,6 +284,7 @@ class Writer {
           change_volume();
           continue;
         }
+        if (drop_failed_output(e)) return;
         report_write_failure(e, block.size(), done);
       }
     }
@@ -313,8 +323,8 @@ class Writer {
                 std::to_string(per_volume_[i]);
       text += ")";
     }
-    return text + ", " + std::to_string(ring_.stats().bytes_in - written_) +
-           " queued bytes were not written\n";
+    return text + tees_.reached_text() + ", " +
+           std::to_string(ring_.stats().bytes_in - written_) + " queued bytes were not written\n";
   }
 
   // Bytes the output had accepted but then lost (a tape image's buffered
@@ -339,11 +349,12 @@ class Writer {
     clear_stop();  // a stop still pending would make the close give up at once
     std::string text;
     try {
-      output_->close();
+      if (!primary_failed_) output_->close();
     } catch (const Error& e) {
       text = "buffer (writer): close of " + output_->name() + " failed: " +
              strerror_text(e.errnum()) + "\n" + take_back_lost(e);
     }
+    text += tees_.close_all();
     ring_.note_consumer_step();
     ring_.set_bytes_out(written_);
     return text;
@@ -352,6 +363,7 @@ class Writer {
   // The output may still be writing buffered records when it closes (a tape
   // image); records it loses there did not reach it.
   void close_output() {
+    if (primary_failed_) return;
     try {
       output_->close();
     } catch (const LostWrites& e) {
@@ -395,8 +407,14 @@ class Writer {
   }
 
   void change_volume() {
-    // Closed first, so the count below is what reached this volume.
+    // Closed first, so the count below is what reached this volume; read
+    // back while it is still in the drive.
     close_output();
+    if (std::string mismatch = verify_primary(); !mismatch.empty()) {
+      ring_.set_consumer_reported();
+      throw ExactExit(kExitRuntime, mismatch);
+    }
+    if (digest_) digest_->end_volume();
     print_stderr("buffer (writer): end of medium on " + output_->name() + " after " +
                  std::to_string(written_) + " bytes; running the volume change command\n");
     per_volume_.push_back(0);
@@ -417,13 +435,103 @@ class Writer {
                                         std::to_string(written_) + " bytes were written\n");
     }
     output_ = open_tape(options_.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(options_));
+    volume_start_ = volume_start(*output_);
     fresh_volume_ = true;
     print_stderr("buffer (writer): continuing on volume " + std::to_string(per_volume_.size()) +
                  "\n");
   }
 
+  // --tee, --keep-going, --hash, --verify.
+
+  // Each block goes to the tees after -o. A failing tee stops the run
+  // (closing every output, as any stop) unless --keep-going drops it.
+  void write_tees(std::span<const std::byte> block) {
+    auto failures = tees_.write(block, [this] { after_interruption(); });
+    for (const auto& failure : failures) {
+      std::string line = "buffer (writer): write of data failed: " + failure.tee->tape->name() +
+                         ": " + failure.error;
+      if (!options_.keep_going) {
+        ring_.set_consumer_reported();
+        std::string closing = close_after_stop();
+        throw ExactExit(kExitRuntime, line + "\n" + closing + "buffer (writer): " + reached_text());
+      }
+      outputs_failed_ = true;
+      print_stderr(line + "; " + std::to_string(failure.tee->written) +
+                   " bytes reached it; the other outputs go on (--keep-going)\n");
+    }
+    if (primary_failed_ && !tees_.any_working()) no_output_left();
+  }
+
+  // With --keep-going and a tee still working, a failed -o is dropped
+  // instead of ending the run. True when it was.
+  bool drop_failed_output(const Error& e) {
+    if (!options_.keep_going || !tees_.any_working()) return false;
+    outputs_failed_ = true;
+    primary_failed_ = true;
+    std::string loss = take_back_lost(e);
+    std::string closing;
+    try {
+      output_->close();
+    } catch (const Error& closed) {
+      closing = "buffer (writer): close of " + output_->name() + " failed: " +
+                strerror_text(closed.errnum()) + "\n" + take_back_lost(closed);
+    }
+    print_stderr("buffer (writer): write of data failed: " + output_->name() + ": " +
+                 strerror_text(e.errnum()) + "; " + std::to_string(written_) +
+                 " bytes reached it; the other outputs go on (--keep-going)\n" + loss + closing);
+    return true;
+  }
+
+  [[noreturn]] void no_output_left() {
+    ring_.set_consumer_reported();
+    std::string closing = close_after_stop();
+    throw ExactExit(kExitRuntime, closing + "buffer (writer): every output failed; " +
+                                      reached_text());
+  }
+
+  // -o's current volume read back and compared (--verify): "" when it
+  // matches, else what differs.
+  std::string verify_primary() {
+    if (!options_.verify || primary_failed_ || !digest_) return "";
+    std::string label = output_->name();
+    if (options_.next_volume) label += ", volume " + std::to_string(per_volume_.size());
+    std::string mismatch = verify_volume(output_->name(), label, volume_start_,
+                                         options_.block_size, *digest_, open_options(options_));
+    return mismatch;
+  }
+
+  // After a clean end of input: the tees closed, everything read back that
+  // is to be, the digests printed, and a nonzero status if an output was
+  // dropped on the way.
+  void finish_outputs() {
+    std::string failed_closes = tees_.close_all();
+    if (!failed_closes.empty()) {
+      ring_.set_consumer_reported();
+      throw ExactExit(kExitRuntime, failed_closes + "buffer (writer): " + reached_text());
+    }
+    std::string mismatches;
+    if (options_.verify) {
+      mismatches = verify_primary();
+      mismatches += tees_.verify_all(options_.block_size, open_options(options_));
+    }
+    std::string digests = digest_ && !primary_failed_ ? digest_->summary(output_->name()) : "";
+    digests += tees_.digest_summary();
+    if (options_.verify && mismatches.empty())
+      digests += "buffer (writer): every output read back matches\n";
+    print_stderr(digests + mismatches);
+    if (!mismatches.empty() || outputs_failed_) {
+      ring_.set_consumer_reported();
+      throw ExactExit(kExitRuntime, "");
+    }
+  }
+
   Ring& ring_;
   std::unique_ptr<Tape> output_;
+  TeeOutputs& tees_;
+  std::optional<OutputDigest> digest_;  // --hash, of what reached -o
+  std::int64_t volume_start_ = -1;      // where -o's current volume starts (--verify)
+  bool primary_failed_ = false;         // -o failed and was dropped (--keep-going)
+  bool outputs_failed_ = false;         // an output was dropped: the run fails at its end
   const Options& options_;
   LegacyReport legacy_;
   pid_t reader_;
@@ -456,9 +564,16 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
     // Failures here are still set-up failures: status 255, as in 1.19.
     std::unique_ptr<Tape> output = open_output(options);
     enlarge_pipe(output->poll_fd(), options.block_size);
+    // Every output is open before the reader takes any input.
+    TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
+      std::unique_ptr<Tape> tee =
+          open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
+      enlarge_pipe(tee->poll_fd(), options.block_size);
+      return tee;
+    });
     g_writer_ready = 1;
     ring.set_consumer_ready();
-    Writer writer(ring, std::move(output), options, start, reader);
+    Writer writer(ring, std::move(output), tees, options, start, reader);
     return writer.run();
   });
 }
@@ -773,8 +888,10 @@ int run(const Options& options) {
 
   std::unique_ptr<Ring> ring;
   try {
-    ring = std::make_unique<Ring>(options.block_size, options.blocks);
+    ring = std::make_unique<Ring>(options.block_size, options.blocks, options.queue_file);
   } catch (const Error& e) {
+    if (!options.queue_file.empty())
+      throw ExactExit(kExitSetup, std::string("buffer: ") + e.what() + "\n");
     throw ExactExit(kExitSetup, "buffer: couldn't create shared memory segment: " +
                                     strerror_text(e.errnum()) + "\n");
   }

@@ -3,6 +3,8 @@
 // "1.5k" as 1 and "1g" as 1), and the 2048-block / 512 KiB ceilings are gone.
 #include "options.hpp"
 
+#include <algorithm>
+
 #include "../common/cxxopts.hpp"
 #include <unistd.h>
 
@@ -38,6 +40,11 @@ const char* const kHelpText =
     "  --force-local  a file name with a colon is a local file, not host:path\n"
     "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
     "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
+    "  --queue-file PATH  keep the queue's blocks in a file (a new name or a directory)\n"
+    "  --tee OUT   also write every block to OUT (repeatable)\n"
+    "  --keep-going  an output that fails is dropped, the others go on\n"
+    "  --hash NAME  digest what reached each output: sha256, md5 or xxh128\n"
+    "  --verify    read each volume back and compare its digest\n"
     "  --help      print this text and exit\n"
     "  --version   print the version and exit\n";
 
@@ -69,6 +76,43 @@ std::int64_t count_arg(const std::string& text, const char* option) {
   }
 }
 
+// --queue-file, --tee, --keep-going, --hash, --verify; false for any other key.
+bool parse_output_option(const std::string& key, const std::string& value, Options& o) {
+  if (key == "queue-file") {
+    if (value.empty()) fail_exact("buffer: invalid --queue-file '': a file or directory name");
+    o.queue_file = value;
+  } else if (key == "tee") {
+    if (value.empty()) fail_exact("buffer: invalid --tee '': an output name");
+    o.tees.push_back(value);
+  } else if (key == "keep-going") {
+    o.keep_going = true;
+  } else if (key == "hash") {
+    o.hash = digest_kind_from_name(value);
+    if (!o.hash) fail_exact("buffer: invalid --hash '" + value + "': sha256, md5 or xxh128");
+  } else if (key == "verify") {
+    o.verify = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// What the outputs' options need of each other.
+void check_output_options(Options& o) {
+  if (o.verify && !o.hash) o.hash = DigestKind::sha256;
+  if (o.verify && (o.output.empty() || o.output == "-"))
+    fail_exact("buffer: --verify needs -o: standard output cannot be read back");
+  // Two opens of one file would truncate and interleave each other.
+  std::vector<std::string> seen{o.output.empty() ? std::string("-") : o.output};
+  for (const std::string& tee : o.tees) {
+    if (o.verify && tee == "-")
+      fail_exact("buffer: --verify cannot read back --tee -: standard output");
+    if (std::find(seen.begin(), seen.end(), tee) != seen.end())
+      fail_exact("buffer: --tee " + tee + " names an output already given");
+    seen.push_back(tee);
+  }
+}
+
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
@@ -97,6 +141,11 @@ Options parse_options(int argc, char** argv) {
       ("connect-timeout", "", cxxopts::value<std::string>())
       ("plain-remote", "", cxxopts::value<bool>())
       ("help", "", cxxopts::value<bool>())
+      ("queue-file", "", cxxopts::value<std::string>())
+      ("tee", "", cxxopts::value<std::string>())
+      ("keep-going", "", cxxopts::value<bool>())
+      ("hash", "", cxxopts::value<std::string>())
+      ("verify", "", cxxopts::value<bool>())
       ("version", "", cxxopts::value<bool>());
 
   cxxopts::ParseResult parsed;
@@ -194,8 +243,11 @@ Options parse_options(int argc, char** argv) {
       o.help = true;
     } else if (key == "version") {
       o.version = true;
+    } else if (!parse_output_option(key, value, o)) {
+      fail_exact("buffer: option --" + key + " is not handled");  // a table above out of step
     }
   }
+  check_output_options(o);
   if (!parsed.unmatched().empty()) fail_exact("too many arguments");
 
   if (report_block_size) {
@@ -208,11 +260,16 @@ Options parse_options(int argc, char** argv) {
     if (blocks == 0) fail_exact("Cannot handle blocks that big, aborting!");
     o.blocks = static_cast<std::size_t>(blocks);
   }
+  // A queue on a file may be larger than memory (its file system's room is
+  // checked when the file is made); only its header, a length per block,
+  // stays in memory.
   long pages = ::sysconf(_SC_PHYS_PAGES);
   long page_size = ::sysconf(_SC_PAGESIZE);
+  double in_memory = o.queue_file.empty()
+                        ? static_cast<double>(o.blocks) * static_cast<double>(o.block_size)
+                        : static_cast<double>(o.blocks) * sizeof(std::uint64_t);
   if (pages > 0 && page_size > 0 &&
-      static_cast<double>(o.blocks) * static_cast<double>(o.block_size) >
-          static_cast<double>(pages) * static_cast<double>(page_size))
+      in_memory > static_cast<double>(pages) * static_cast<double>(page_size))
     fail_exact("Cannot handle that many blocks, aborting!");
   return o;
 }

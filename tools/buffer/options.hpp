@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "../../lib/digest.hpp"
 
 namespace tk::buffer {
 
@@ -34,6 +37,13 @@ struct Options {
   bool plain_remote = false;       // --plain-remote
   bool help = false;               // --help
   bool version = false;            // --version
+
+  // The queue on a file, more outputs, inline digests.
+  std::string queue_file;           // --queue-file PATH: the ring's blocks on a file
+  std::vector<std::string> tees;    // --tee OUT, repeatable: more outputs beside -o
+  bool keep_going = false;          // --keep-going: a failed output does not stop the others
+  std::optional<DigestKind> hash;   // --hash NAME
+  bool verify = false;              // --verify: read each volume back, compare digests
 };
 
 // buffer 1.19's ring geometry: the 32800-byte header it reserved on amd64 is

@@ -65,8 +65,10 @@ struct StOption {
   std::string_view explanation;
 };
 
-// mt-st 1.7's driver option names, in its matching order.
-constexpr std::array<StOption, 16> st_option_table{{
+// mt-st 1.8's driver option names, in its matching order. weof-no-wait
+// (MT_ST_NOWAIT_EOF, new in 1.8) is placed and explained here as best known:
+// 1.8's own table was not at hand.
+constexpr std::array<StOption, 17> st_option_table{{
     {"buffer-writes", 0x1, "buffered writes"},
     {"async-writes", 0x2, "asynchronous writes"},
     {"read-ahead", 0x4, "read-ahead for fixed block size"},
@@ -80,6 +82,7 @@ constexpr std::array<StOption, 16> st_option_table{{
     {"can-partitions", 0x400, "drive can handle partitioned tapes"},
     {"scsi2logical", 0x800, "logical block addresses used with SCSI-2"},
     {"no-wait", 0x2000, "immediate mode for rewind, etc."},
+    {"weof-no-wait", 0x8000, "immediate mode for writing filemarks"},
     {"sysv", 0x1000, "enable the SystemV semantics"},
     {"sili", 0x4000, "enable SILI for variable block mode"},
     {"cleaning", 0x80000000, "set the cleaning bit location and mask"},
@@ -349,7 +352,8 @@ const Command& find_command(const std::string& word) {
 }
 
 // mt-st's test_error(): explain a failure from the drive's status (SCSI
-// drives only). 1.7 printed the write-protect hint when the bit was clear.
+// drives only). The write-protect hint comes when the bit is set, as in 1.8
+// (1.7 printed it when the bit was clear).
 void explain_failure(Session& s, const Command& c) {
   tk::StatusReport report;
   if (attempt([&] { report = s.tape->status_report(); })) return;

@@ -5,9 +5,11 @@
 // from mt-st 1.7). Messages that scripts may read are mt-st's words, with its
 // hard-coded "mt:" prefix and perror(device) lines.
 //
-// Deviations from mt-st 1.7:
+// Deviations from mt-st 1.7, where tapekit follows mt-st 1.8 (February 2025):
 //  - after a failed weof/wset, "The tape is write-protected." is printed only
 //    when the tape is write-protected (1.7 tests the bit the wrong way round);
+//  - 1.8's density names (status, densities), plus LTO-10, which 1.8 lacks;
+//  - the driver option weof-no-wait (MT_ST_NOWAIT_EOF);
 //  - names [user@]host:path reach a remote drive through rmt, with
 //    --rsh-command and --rmt-command (words mt-st rejects as usage errors);
 //  - --json status prints one JSON object;

@@ -1,6 +1,12 @@
-// mt-st 1.7's status and densities formats, reproduced byte for byte; the
-// density names are mt-st 1.7's (1.8 renamed some and added LTO-9), so that
-// `status` prints exactly what the mt it replaces prints.
+// mt-st's status and densities formats, reproduced byte for byte. The
+// density names are mt-st 1.8's (February 2025): 1.7's table with the 9-track
+// reel codes and 0x09 (3480/3490E) described, the IBM 3592 drives named by
+// model and 55F/60F/70F added with their encrypted forms, LTO-9 added and
+// "SDLT160 compressed" spelled right. 1.8's mt.c itself could not be read
+// when this table was written; the renamed entries follow a table derived
+// from it and may differ from 1.8 in spelling (each is one line below).
+// LTO-10 goes past 1.8: 0x62 and 0x63 are the codes LTO-10 drives report for
+// Ultrium 10 and Ultrium 10 Premium media (30 and 40 TB).
 #include "status_text.hpp"
 
 #include <array>
@@ -16,17 +22,17 @@ struct Density {
   std::string_view name;
 };
 
-constexpr std::array<Density, 90> densities{{
+constexpr std::array<Density, 99> densities{{
     {0x00, "default"},
-    {0x01, "NRZI (800 bpi)"},
-    {0x02, "PE (1600 bpi)"},
-    {0x03, "GCR (6250 bpi)"},
+    {0x01, "NRZI (800 bpi) 9-track reel"},
+    {0x02, "PE (1600 bpi) 9-track reel"},
+    {0x03, "GCR (6250 bpi) 9-track reel"},
     {0x04, "QIC-11"},
     {0x05, "QIC-45/60 (GCR, 8000 bpi)"},
-    {0x06, "PE (3200 bpi)"},
+    {0x06, "PE (3200 bpi) 9-track reel"},
     {0x07, "IMFM (6400 bpi)"},
     {0x08, "GCR (8000 bpi)"},
-    {0x09, "GCR (37871 bpi)"},
+    {0x09, "3480/3490E, GCR (37871 bpi)"},
     {0x0a, "MFM (6667 bpi)"},
     {0x0b, "PE (1600 bpi)"},
     {0x0c, "GCR (12960 bpi)"},
@@ -78,20 +84,29 @@ constexpr std::array<Density, 90> densities{{
     {0x4c, "T10000C"},
     {0x4d, "T10000D"},
     {0x51, "IBM 3592 J1A"},
-    {0x52, "IBM 3592 E05"},
-    {0x53, "IBM 3592 E06"},
-    {0x54, "IBM 3592 E07"},
-    {0x55, "IBM 3592 E08"},
+    {0x52, "IBM 3592 E05 (TS1120)"},
+    {0x53, "IBM 3592 E06 (TS1130)"},
+    {0x54, "IBM 3592 E07 (TS1140)"},
+    {0x55, "IBM 3592 E08 (TS1150)"},
+    {0x56, "IBM 3592 55F (TS1155)"},
+    {0x57, "IBM 3592 60F (TS1160)"},
     {0x58, "LTO-5"},
+    {0x59, "IBM 3592 70F (TS1170)"},
     {0x5a, "LTO-6"},
     {0x5c, "LTO-7"},
     {0x5d, "LTO-7-M8"},
     {0x5e, "LTO-8"},
+    {0x60, "LTO-9"},
+    {0x62, "LTO-10"},          // past 1.8
+    {0x63, "LTO-10 Premium"},  // past 1.8
     {0x71, "IBM 3592 J1A, encrypted"},
     {0x72, "IBM 3592 E05, encrypted"},
     {0x73, "IBM 3592 E06, encrypted"},
     {0x74, "IBM 3592 E07, encrypted"},
     {0x75, "IBM 3592 E08, encrypted"},
+    {0x76, "IBM 3592 55F, encrypted"},
+    {0x77, "IBM 3592 60F, encrypted"},
+    {0x79, "IBM 3592 70F, encrypted"},
     {0x80, "DLT 15GB uncomp. or Ecrix"},
     {0x81, "DLT 15GB compressed"},
     {0x82, "DLT 20GB uncompressed"},
@@ -106,7 +121,7 @@ constexpr std::array<Density, 90> densities{{
     {0x90, "SDLT110 uncompr/EXB-8205 compr"},
     {0x91, "SDLT110 compressed"},
     {0x92, "SDLT160 uncompressed"},
-    {0x93, "SDLT160 comprssed"},
+    {0x93, "SDLT160 compressed"},
 }};
 
 constexpr long type_scsi1 = MT_ISSCSI1;

@@ -1,4 +1,4 @@
-// Density code names, status text and JSON: mt-st 1.7's output formats.
+// Density code names, status text and JSON: mt-st's output formats.
 #pragma once
 
 #include <optional>
@@ -9,10 +9,11 @@
 
 namespace tk::mt {
 
-// mt-st 1.7's name for a SCSI density code, or nullopt ("no translation").
+// mt-st 1.8's name for a SCSI density code (LTO-10 too), or nullopt
+// ("no translation").
 std::optional<std::string_view> density_name(unsigned code);
 
-// `mt densities`: mt-st 1.7's two-column table.
+// `mt densities`: mt-st's two-column table of those names.
 std::string densities_text();
 
 // `mt status`: mt-st's text for this mtget, byte for byte.

@@ -1,0 +1,204 @@
+#!/usr/bin/env bats
+# buffer beyond 1.19's outputs: the queue on a file (--queue-file), several
+# outputs (--tee, --keep-going), inline digests (--hash) and read-backs
+# (--verify).
+bats_require_minimum_version 1.5.0
+load test_helper
+load buffer_helper
+
+setup_file() {
+  export SMALL=$BATS_FILE_TMPDIR/small
+  random_mib 3 11 | head -c 3000000 >"$SMALL"
+}
+
+# The hex digest buffer printed for NAME (optionally ", volume N") in $stderr.
+digest_for() {
+  sed -nE "s|^buffer \\(writer\\): [a-z0-9]+ of $1: ([0-9a-f]+) \\([0-9]+ bytes\\)\$|\\1|p" <<<"$stderr"
+}
+
+# Points assert_line and assert_output at what the last run printed on stderr.
+check_stderr() {
+  output=$stderr
+  lines=("${stderr_lines[@]}")
+}
+
+# The processes still mapping a queue file in $1 (deleted, so by /proc only).
+queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true; }
+
+@test "buffer: --queue-file in a directory passes the data unchanged and the directory stays empty" {
+  mkdir "$BATS_TEST_TMPDIR/q"
+  run --separate-stderr bash -c "\"$BUFFER\" -s 10k -m 1m --queue-file \"$BATS_TEST_TMPDIR/q\" <\"$SMALL\" | sha256sum"
+  assert_success
+  assert_output "$(sha "$SMALL")  -"
+  assert_equal "$(ls -A "$BATS_TEST_TMPDIR/q")" ""
+}
+
+@test "buffer: a named --queue-file has no name while buffer runs, and an existing file is refused untouched" {
+  start_stalled_buffer --queue-file "$BATS_TEST_TMPDIR/queue"
+  assert_file_not_exists "$BATS_TEST_TMPDIR/queue"
+  [ -n "$(queue_mappers "$BATS_TEST_TMPDIR")" ] || fail "no process maps the queue file"
+  exec 7>&-
+  wait "$REAP_PID"
+  assert_equal "$(cat "$BATS_TEST_TMPDIR/out")" "some data"
+  echo precious >"$BATS_TEST_TMPDIR/kept"
+  run --separate-stderr "$BUFFER" --queue-file "$BATS_TEST_TMPDIR/kept" </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: queue file $BATS_TEST_TMPDIR/kept (give a new name or a directory): File exists"
+  assert_equal "$(cat "$BATS_TEST_TMPDIR/kept")" precious
+}
+
+@test "buffer: kill -9 of the reader with a queue file leaves no file and no process behind" {
+  mkdir "$BATS_TEST_TMPDIR/q"
+  start_stalled_buffer --queue-file "$BATS_TEST_TMPDIR/q"
+  kill -9 "$READER"
+  wait "$REAP_PID" || true
+  exec 7>&-
+  run cat "$BATS_TEST_TMPDIR/reaped"
+  assert_line "$READER signal 9"
+  assert_line "$WRITER exit 254"
+  assert_equal "$(ls -A "$BATS_TEST_TMPDIR/q")" ""
+  assert_equal "$(queue_mappers "$BATS_TEST_TMPDIR/q")" ""
+}
+
+@test "buffer: kill -9 of the writer with a queue file leaves no file and no process behind" {
+  start_stalled_buffer --queue-file "$BATS_TEST_TMPDIR/queue"
+  kill -9 "$WRITER"
+  wait "$REAP_PID" || true
+  exec 7>&-
+  run cat "$BATS_TEST_TMPDIR/reaped"
+  assert_line "$READER exit 254"
+  assert_file_not_exists "$BATS_TEST_TMPDIR/queue"
+  assert_equal "$(queue_mappers "$BATS_TEST_TMPDIR")" ""
+}
+
+@test "buffer: -m beyond memory is allowed with --queue-file, and a file system too small says so before any data moves" {
+  local ram
+  ram=$(awk '/^MemTotal/ {print int($2 / 1048576) + 2}' /proc/meminfo)
+  run --separate-stderr "$BUFFER" -m "${ram}g" </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "Cannot handle that many blocks, aborting!"
+  mkdir "$BATS_TEST_TMPDIR/q"
+  run --separate-stderr env TK_MEDIUM_PATH="$BATS_TEST_TMPDIR/q" TK_MEDIUM_BYTES=1000000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -m "${ram}g" --queue-file "$BATS_TEST_TMPDIR/q" \
+    -o "$BATS_TEST_TMPDIR/out" <"$SMALL"
+  assert_equal "$status" 255
+  assert_regex "$stderr" "^buffer: reserve [0-9]+ bytes for the queue in $BATS_TEST_TMPDIR/q: No space left on device\$"
+  assert_file_not_exists "$BATS_TEST_TMPDIR/out"
+}
+
+@test "buffer: --tee writes the same records to every output: a file, a .tap and standard output" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr bash -c "\"$BUFFER\" -s 10k -i \"$SMALL\" -o copy --tee v.tap --tee - | sha256sum"
+  assert_success
+  assert_output "$(sha "$SMALL")  -"
+  assert_equal "$(sha copy)" "$(sha "$SMALL")"
+  "$MT" -f v.tap rewind
+  assert_equal "$("$BUFFER" -s 10k -i v.tap | sha256sum | cut -d' ' -f1)" "$(sha "$SMALL")"
+}
+
+@test "buffer: a failing --tee output is named and stops the others, exit 254" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o copy --tee /dev/full
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[0]}" "buffer (writer): write of data failed: /dev/full: No space left on device"
+  assert_regex "${stderr_lines[1]}" '^buffer \(writer\): 10240 bytes reached copy, 0 bytes reached /dev/full, [0-9]+ queued bytes were not written$'
+  assert_equal "$(stat -c %s copy)" 10240
+}
+
+@test "buffer: with --keep-going the other outputs get everything when one fails, and the run still ends 254" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o copy --tee /dev/full --tee copy2 --keep-going
+  assert_equal "$status" 254
+  assert_equal "$stderr" "buffer (writer): write of data failed: /dev/full: No space left on device; 0 bytes reached it; the other outputs go on (--keep-going)"
+  assert_equal "$(sha copy)" "$(sha "$SMALL")"
+  assert_equal "$(sha copy2)" "$(sha "$SMALL")"
+  # -o itself may be the one that fails.
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o /dev/full --tee copy3 --keep-going
+  assert_equal "$status" 254
+  check_stderr
+  assert_line --index 0 "buffer (writer): write of data failed: /dev/full: No space left on device; 0 bytes reached it; the other outputs go on (--keep-going)"
+  assert_equal "$(sha copy3)" "$(sha "$SMALL")"
+}
+
+@test "buffer: --hash sha256, md5 and xxh128 print what sha256sum, md5sum and xxhsum -H2 print for each output" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o copy --hash sha256 --tee v.tap
+  assert_success
+  assert_equal "$(digest_for copy)" "$(sha "$SMALL")"
+  assert_equal "$(digest_for v.tap)" "$(sha "$SMALL")"
+  check_stderr
+  assert_line "buffer (writer): sha256 of copy: $(sha "$SMALL") (3000000 bytes)"
+  run --separate-stderr "$BUFFER" -i "$SMALL" -o copy --hash md5
+  assert_equal "$(digest_for copy)" "$(md5sum <"$SMALL" | cut -d' ' -f1)"
+  run --separate-stderr "$BUFFER" -i "$SMALL" -o copy --hash xxh128
+  assert_equal "$(digest_for copy)" "$(xxhsum -H2 <"$SMALL" | cut -d' ' -f1)"
+}
+
+@test "buffer: with --next-volume --hash gives each volume's digest and the whole's" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=1000000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/vol" --hash sha256 \
+    --next-volume 'n=$(ls | grep -c "^vol\."); mv vol vol.$n'
+  assert_success
+  assert_equal "$(digest_for "$PWD/vol, volume 1")" "$(sha vol.0)"
+  assert_equal "$(digest_for "$PWD/vol, volume 2")" "$(sha vol.1)"
+  assert_equal "$(digest_for "$PWD/vol, volume 3")" "$(sha vol)"
+  assert_equal "$(digest_for "$PWD/vol")" "$(sha "$SMALL")"
+}
+
+@test "buffer: --verify reads every volume back and finds them equal, .tap files appended to included" {
+  cd "$BATS_TEST_TMPDIR"
+  "$BUFFER" -s 10k -i "$SMALL" -o v.tap
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o v.tap --tee copy --verify
+  assert_success
+  check_stderr
+  assert_line "buffer (writer): every output read back matches"
+  "$MT" -f v.tap status | grep -q 'File number=2' || fail "the second run did not follow the first"
+}
+
+@test "buffer: --verify catches a volume the medium corrupted, names it, exits 254" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr env TK_CORRUPT_PATH="$PWD/copy" LD_PRELOAD="$TK_TEST_LIB/corrupt.so" \
+    "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/copy" --verify
+  assert_equal "$status" 254
+  check_stderr
+  assert_line --partial "buffer (writer): verify of $PWD/copy failed: it differs from what was written: read back 3000000 bytes, sha256 $(sha copy); wrote 3000000 bytes, $(sha "$SMALL")"
+  refute_line "buffer (writer): every output read back matches"
+}
+
+@test "buffer: bad --hash, --queue-file and --verify uses are refused before anything is opened" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr "$BUFFER" --hash sha1 -o out </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: invalid --hash 'sha1': sha256, md5 or xxh128"
+  run --separate-stderr "$BUFFER" --verify </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: --verify needs -o: standard output cannot be read back"
+  run --separate-stderr "$BUFFER" --verify -o out --tee - </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: --verify cannot read back --tee -: standard output"
+  run --separate-stderr "$BUFFER" -o out --tee out </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: --tee out names an output already given"
+  assert_file_not_exists out
+}
+
+@test "buffer: a --tee output that cannot be opened ends the run as 1.19's -o does, before any input is read" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr bash -c "\"$BUFFER\" -o copy --tee missing/x; echo \$?; wc -c" <"$SMALL"
+  assert_equal "${lines[0]}" 255
+  assert_equal "${lines[1]}" 3000000  # the input was left unread
+  assert_equal "$stderr" "buffer: cannot open output file: No such file or directory
+filename: missing/x"
+}
+
+@test "buffer: a --tee output may be a remote host:path, and --verify reads it back through rmt" {
+  cd "$BATS_TEST_TMPDIR"
+  local remote=localhost:$PWD/r.tap
+  run --separate-stderr env RSH="$BATS_TEST_DIRNAME/rsh-standin" \
+    "$BUFFER" -s 10k -i "$SMALL" -o copy --tee "$remote" --verify
+  assert_success
+  check_stderr
+  assert_line "buffer (writer): sha256 of $remote: $(sha "$SMALL") (3000000 bytes)"
+  assert_line "buffer (writer): every output read back matches"
+}

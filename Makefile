@@ -34,7 +34,7 @@ PKGS_BUILD := g++ make libcxxopts-dev libboost-dev libssl-dev libxxhash-dev
 PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev \
              buffer mbuffer tar cpio dump mt-st simh openssh-server openssh-client \
              e2fsprogs strace mandoc xxd procps coreutils openssl shellcheck clang libclang-rt-14-dev \
-             xxhash
+             xxhash jq
 # tests/completion.bats sources completion/* through Debian's bash-completion.
 PKGS_TEST += bash-completion
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client

@@ -49,6 +49,19 @@ class LostWrites : public Error {
   int cause_;
 };
 
+// A read whose record is larger than the caller's buffer (ENOMEM, the st
+// rule). record_bytes() is the record's size where the backend knows it (a
+// SIMH image does; st and rmt cannot tell), else 0.
+class RecordTooLarge : public Error {
+ public:
+  RecordTooLarge(std::string context, std::uint64_t record_bytes)
+      : Error(ENOMEM, std::move(context)), record_bytes_(record_bytes) {}
+  std::uint64_t record_bytes() const noexcept { return record_bytes_; }
+
+ private:
+  std::uint64_t record_bytes_;
+};
+
 // Bad command-line input (unknown option, malformed size). Tools map it to
 // their usage status; the message names the option and value.
 class UsageError : public std::runtime_error {

@@ -39,6 +39,29 @@ std::uint64_t unit_multiplier(std::string_view unit) {
   return 0;
 }
 
+// "1.5k": a fraction, which no size option takes. Says what it is in bytes
+// when that is a whole number, so the fix is one copy away.
+[[noreturn]] void reject_fraction(std::string_view what, std::string_view text,
+                                  std::uint64_t whole, std::string_view rest) {
+  std::size_t digits_end = 1;
+  while (digits_end < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits_end])))
+    ++digits_end;
+  std::string_view fraction = rest.substr(1, digits_end - 1);
+  std::uint64_t multiplier = unit_multiplier(rest.substr(digits_end));
+  std::string why = "a size is a whole number, without a fraction";
+  if (multiplier > 1 && !fraction.empty() && fraction.size() <= 6) {
+    std::uint64_t scale = 1, numerator = 0;
+    for (char c : fraction) {
+      scale *= 10;
+      numerator = numerator * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (whole <= UINT64_MAX / multiplier / scale && (numerator * multiplier) % scale == 0)
+      why += ": " + std::string(text) + " is " +
+             std::to_string(whole * multiplier + numerator * multiplier / scale);
+  }
+  reject(what, text, why);
+}
+
 }  // namespace
 
 std::uint64_t parse_size(std::string_view text, std::string_view what, std::uint64_t max) {
@@ -47,6 +70,7 @@ std::uint64_t parse_size(std::string_view text, std::string_view what, std::uint
   if (end == text.data()) reject(what, text, "not a number");
   if (ec == std::errc::result_out_of_range) reject(what, text, "too large");
   std::string_view unit = text.substr(static_cast<std::size_t>(end - text.data()));
+  if (!unit.empty() && unit[0] == '.') reject_fraction(what, text, value, unit);
   std::uint64_t multiplier = unit_multiplier(unit);
   if (multiplier == 0) reject(what, text, "unknown unit (use b, k, m, g or t)");
   if (value > max / multiplier) reject(what, text, "too large");

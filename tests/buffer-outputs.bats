@@ -76,7 +76,8 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   ram=$(awk '/^MemTotal/ {print int($2 / 1048576) + 2}' /proc/meminfo)
   run --separate-stderr "$BUFFER" -m "${ram}g" </dev/null
   assert_equal "$status" 255
-  assert_equal "$stderr" "Cannot handle that many blocks, aborting!"
+  assert_equal "${stderr_lines[0]}" "Cannot handle that many blocks, aborting!"
+  assert_regex "${stderr_lines[1]}" "^buffer: a queue of .* is more than this machine's .* of memory: make -m smaller$"
   mkdir "$BATS_TEST_TMPDIR/q"
   run --separate-stderr env TK_MEDIUM_PATH="$BATS_TEST_TMPDIR/q" TK_MEDIUM_BYTES=1000000 \
     LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -m "${ram}g" --queue-file "$BATS_TEST_TMPDIR/q" \

@@ -46,6 +46,7 @@ struct Ring::Shared {
   std::atomic<std::uint64_t> peak_filled{0};
   std::atomic<std::uint64_t> underruns{0};
   std::atomic<std::uint64_t> consumer_steps{0};
+  std::atomic<std::uint64_t> consumer_volume{1};
   // Followed by `blocks` lengths, then the blocks themselves.
 };
 
@@ -235,7 +236,7 @@ Ring::Wait Ring::wait_filled(std::size_t count, std::chrono::milliseconds timeou
                                                                     : Wait::finished;
     }
     if (!first) return Wait::timed_out;
-    if (produced == s.consumed.load(std::memory_order_relaxed) && !in_underrun_ &&
+    if (count == 1 && produced == s.consumed.load(std::memory_order_relaxed) && !in_underrun_ &&
         s.consumer_started.load(std::memory_order_relaxed)) {
       in_underrun_ = true;
       s.underruns.fetch_add(1, std::memory_order_relaxed);
@@ -286,10 +287,14 @@ void Ring::set_bytes_out(std::uint64_t bytes) noexcept { shared_->bytes_out.stor
 void Ring::note_consumer_step() noexcept { shared_->consumer_steps.fetch_add(1); }
 std::uint64_t Ring::consumer_steps() const noexcept { return shared_->consumer_steps.load(); }
 void Ring::note_consumer_started() noexcept { shared_->consumer_started.store(true); }
+void Ring::set_consumer_volume(std::uint64_t volume) noexcept {
+  shared_->consumer_volume.store(volume);
+}
 void Ring::set_consumer_ready() noexcept { shared_->consumer_ready.store(true); }
 bool Ring::consumer_ready() const noexcept { return shared_->consumer_ready.load(); }
 void Ring::set_consumer_reported() noexcept { shared_->consumer_reported.store(true); }
 bool Ring::consumer_reported() const noexcept { return shared_->consumer_reported.load(); }
+bool Ring::input_finished() const noexcept { return shared_->input_done.load(); }
 bool Ring::input_failed() const noexcept { return shared_->input_failed.load(); }
 
 RingStats Ring::stats() const noexcept {
@@ -300,6 +305,7 @@ RingStats Ring::stats() const noexcept {
   r.blocks_filled = s.produced.load() - s.consumed.load();
   r.peak_filled = s.peak_filled.load(std::memory_order_relaxed);
   r.underruns = s.underruns.load(std::memory_order_relaxed);
+  r.volume = s.consumer_volume.load(std::memory_order_relaxed);
   return r;
 }
 

@@ -24,7 +24,10 @@ struct RingStats {
   std::uint64_t bytes_out = 0;     // reported by the consumer
   std::uint64_t blocks_filled = 0; // blocks waiting to be written now
   std::uint64_t peak_filled = 0;
-  std::uint64_t underruns = 0;     // consumer waits on an empty ring after it started
+  // Consumer waits for a single block on an empty ring after it started: a
+  // wait for more (buffer's -p, a high-water mark) is by design, not counted.
+  std::uint64_t underruns = 0;
+  std::uint64_t volume = 1;        // the consumer's output volume, from 1
 };
 
 class Ring {
@@ -75,12 +78,15 @@ class Ring {
   void request_abort() noexcept;  // stop now, queued data is discarded
   bool abort_requested() const noexcept;
   void note_consumer_started() noexcept;
+  // The consumer moved on to its output's next volume (for progress reports).
+  void set_consumer_volume(std::uint64_t volume) noexcept;
   // The consumer has opened its output and is ready for blocks.
   void set_consumer_ready() noexcept;
   bool consumer_ready() const noexcept;
   // Marks that the consumer has already explained its own failure on stderr.
   void set_consumer_reported() noexcept;
   bool consumer_reported() const noexcept;
+  bool input_finished() const noexcept;
   // The input ended in an error or a signal (finish_input(false)).
   bool input_failed() const noexcept;
 

@@ -13,6 +13,12 @@
 
 namespace tk {
 
+std::string record_larger_than(const std::string& tape_name, const std::string& limit) {
+  std::string text = "record larger than " + limit;
+  if (is_remote_name(tape_name)) text += " (or the rmt server's --max-record)";
+  return text;
+}
+
 bool is_remote_name(const std::string& name) {
   auto colon = name.find(':');
   if (colon == std::string::npos || colon == 0) return false;

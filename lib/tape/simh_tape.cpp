@@ -387,8 +387,9 @@ class SimhTape final : public Tape {
       if (framed.kind == Kind::invalid) fail_at_invalid(framed, "read");
       pass_record(framed);
       state_.eof = EofState::none;
-      throw Error(ENOMEM, "read " + name() + " (" + std::to_string(o.length) +
-                              "-byte record, " + std::to_string(buf.size()) + "-byte buffer)");
+      throw RecordTooLarge("read " + name() + " (" + std::to_string(o.length) + "-byte record, " +
+                               std::to_string(buf.size()) + "-byte buffer)",
+                           o.length);
     }
     if (!image_.read_data(o, buf.first(o.length))) fail_at_invalid(o, "read");
     pass_record(o);

@@ -135,6 +135,11 @@ std::unique_ptr<Tape> tape_from_fd(int fd, std::string name);
 // makes it a local path, as in GNU tar's rule).
 bool is_remote_name(const std::string& name);
 
+// What a read that failed with ENOMEM met, for a tool's message: "record
+// larger than LIMIT", LIMIT naming the tool's own setting ("-s 10240 bytes");
+// a remote tape may have met the rmt server's --max-record instead.
+std::string record_larger_than(const std::string& tape_name, const std::string& limit);
+
 // Whether open_tape goes to a remote host for name: a remote-looking name,
 // unless options.force_local, or the name has no "/" and a file of that
 // very name exists here (the programs tapekit replaces never went remote, so

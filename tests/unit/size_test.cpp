@@ -34,6 +34,27 @@ TEST(ParseSize, MessageNamesOptionAndValue) {
   }
 }
 
+TEST(ParseSize, AFractionIsRefusedWithItsValueInBytes) {
+  const struct {
+    const char* text;
+    const char* message;
+  } rows[] = {
+      {"1.5k", "invalid -s '1.5k': a size is a whole number, without a fraction: 1.5k is 1536"},
+      {"2.25M", "invalid -s '2.25M': a size is a whole number, without a fraction: 2.25M is 2359296"},
+      {"1.3k", "invalid -s '1.3k': a size is a whole number, without a fraction"},
+      {"1.5", "invalid -s '1.5': a size is a whole number, without a fraction"},
+      {"1.k", "invalid -s '1.k': a size is a whole number, without a fraction"},
+  };
+  for (const auto& row : rows) {
+    try {
+      tk::parse_size(row.text, "-s");
+      ADD_FAILURE() << row.text;
+    } catch (const tk::UsageError& e) {
+      EXPECT_STREQ(e.what(), row.message);
+    }
+  }
+}
+
 TEST(ParseSize, RejectsOverflowAndValuesAboveMax) {
   EXPECT_THROW(tk::parse_size("99999999999999999999", "-m"), tk::UsageError);
   EXPECT_THROW(tk::parse_size("17179869184t", "-m"), tk::UsageError);

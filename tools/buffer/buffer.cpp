@@ -45,13 +45,17 @@ volatile std::sig_atomic_t g_final_wait = 0;  // reader: waiting for the writer 
 volatile std::sig_atomic_t g_writer_pid = 0;  // reader: which child is the writer
 volatile std::sig_atomic_t g_writer_ready = 0;  // writer: output open, queue draining
 volatile std::sig_atomic_t g_abandon = 0;  // writer: the reader asked it to abandon the queue
+// The signal that asked for the stop (the latest one), for the words that
+// say why a run ended; the reader also learns the writer's, with SIGUSR2.
+volatile std::sig_atomic_t g_stop_signal = 0;
 
 constexpr auto kPollInterval = 250ms;  // how soon a side notices the other's death
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 constexpr int kTerminatingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-void on_reader_signal(int) {
+void on_reader_signal(int sig) {
   g_signals = g_signals + 1;
+  g_stop_signal = sig;
   request_stop();
 }
 // Other children (the remote shell of a host:path input) may end too; only
@@ -64,7 +68,9 @@ void on_child_exit(int) {
   g_peer_gone = 1;
   if (!g_final_wait) request_stop();
 }
-void on_stop_input(int) {
+// The writer queues the signal it received as SIGUSR2's value.
+void on_stop_input(int, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code == SI_QUEUE) g_stop_signal = info->si_value.sival_int;
   g_stop_input = 1;
   request_stop();
 }
@@ -72,12 +78,16 @@ void on_stop_input(int) {
 // reading; a second signal (or --no-drain) stops it at once, and so does the
 // first while the output is still being opened (a FIFO or a remote shell may
 // never answer).
-void on_writer_signal(int) {
+void on_writer_signal(int sig) {
   g_signals = g_signals + 1;
-  if (g_signals >= 2 || !g_drain || !g_writer_ready)
+  g_stop_signal = sig;
+  if (g_signals >= 2 || !g_drain || !g_writer_ready) {
     request_stop();
-  else
-    ::kill(::getppid(), SIGUSR2);
+  } else {
+    union sigval which {};
+    which.sival_int = sig;
+    ::sigqueue(::getppid(), SIGUSR2, which);
+  }
 }
 // The reader's SIGUSR1: abandon the queue (a second signal reached the
 // reader alone, or --no-drain). Stopping is not dying: the writer still
@@ -97,6 +107,20 @@ void install_handler(int sig, void (*handler)(int)) {
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;  // no SA_RESTART: a blocked read or write must return
   ::sigaction(sig, &action, nullptr);
+}
+void install_handler(int sig, void (*handler)(int, siginfo_t*, void*)) {
+  struct sigaction action {};
+  action.sa_sigaction = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_SIGINFO;
+  ::sigaction(sig, &action, nullptr);
+}
+
+// "SIGTERM", or "a signal" when none was recorded.
+std::string stop_signal_name() {
+  int sig = g_stop_signal;
+  const char* abbreviation = sig > 0 ? ::sigabbrev_np(sig) : nullptr;
+  return abbreviation ? std::string("SIG") + abbreviation : std::string("a signal");
 }
 
 bool is_char_device(int fd) {
@@ -123,14 +147,20 @@ void rewind_offset_if_device(int fd) {
 std::string strerror_text(int err) { return std::strerror(err); }
 
 // For a host:path name, "cannot open" is followed by what the remote backend
-// saw (how the remote shell ended), and by the way out for a local file
-// whose name has a colon (backup-10:00.tar), an easy mistake to make.
+// saw (how the remote shell ended; the error itself is on the line before).
+// The way out for a local file whose name has a colon (backup-10:00.tar) is
+// offered only when such a file could exist here: its directory does.
 std::string remote_detail(const std::string& name, const Error& e, const Options& o) {
   OpenOptions how;
   how.force_local = o.force_local;
   if (!opens_remote(name, how)) return "";
-  return std::string("buffer: ") + e.what() + " (--force-local makes " + name +
-         " a local file)\n";
+  std::string text = "buffer: " + e.context();
+  std::size_t slash = name.rfind('/');
+  std::string directory = slash == std::string::npos ? "." : name.substr(0, slash + 1);
+  struct stat st {};
+  if (::stat(directory.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    text += " (--force-local makes " + name + " a local file)";
+  return text + "\n";
 }
 
 OpenOptions open_options(const Options& o) {
@@ -200,25 +230,31 @@ class Writer {
     if (options_.debug) print_stderr("\tW: Entering writer\n");
     std::size_t batch = options_.blocks * static_cast<std::size_t>(options_.percent) / 100;
     if (batch == 0) batch = 1;
+    // Without -p the writer starts at the high mark and writes down to the
+    // low one (1 and 0 blocks unless --high-water/--low-water say otherwise).
+    std::size_t high = options_.blocks * static_cast<std::size_t>(options_.high_water) / 100;
+    std::size_t low = options_.blocks * static_cast<std::size_t>(std::max(options_.low_water, 0)) / 100;
+    high = std::max<std::size_t>(high, 1);
+    low = std::min(low, high - 1);
     for (;;) {
-      Ring::Wait waited = ring_.wait_filled(batch, kPollInterval);
+      Ring::Wait waited = ring_.wait_filled(options_.percent ? batch : high, kPollInterval);
       if (waited == Ring::Wait::timed_out) {
         check_reader_alive();
         continue;
       }
       if (waited == Ring::Wait::finished) {
-        if (ring_.abort_requested())
-          abandon(stopping() ? "interrupted" : "stopped by the reader");
+        if (ring_.abort_requested()) abandon(abandon_reason());
         break;
       }
-      // buffer 1.19 writes batches of exactly `batch` blocks with -p; blocks
-      // arriving meanwhile count toward the next batch.
-      std::size_t count = std::min(batch, ring_.filled());
-      for (std::size_t i = 0; i < count; ++i) {
-        // A write to a file or tape does not block, so a signal may not
-        // interrupt one: look at the flags between blocks too.
-        if (stopping()) abandon("interrupted");
-        write_oldest_block();
+      if (options_.percent) {
+        // buffer 1.19 writes batches of exactly `batch` blocks with -p;
+        // blocks arriving meanwhile count toward the next batch.
+        std::size_t count = std::min(batch, ring_.filled());
+        for (std::size_t i = 0; i < count; ++i) write_next_block();
+      } else {
+        // Down to the low mark, or to the end once the input has ended.
+        while (ring_.filled() > low || (ring_.input_finished() && ring_.filled() > 0))
+          write_next_block();
       }
     }
     close_output();
@@ -234,6 +270,21 @@ class Writer {
   // The queue is to be abandoned: a second signal, the reader's request, or
   // the first signal with --no-drain.
   static bool stopping() { return g_abandon || g_signals >= 2 || (g_signals && !g_drain); }
+
+  // Why the queue is being abandoned, in the words of the stop itself.
+  static std::string abandon_reason() {
+    if (g_signals >= 2) return "interrupted by a second " + stop_signal_name();
+    if (g_signals && !g_drain) return "interrupted by " + stop_signal_name() + " (--no-drain)";
+    if (g_signals) return "interrupted by " + stop_signal_name();
+    return "told by the reader to abandon the queue";
+  }
+
+  void write_next_block() {
+    // A write to a file or tape does not block, so a signal may not
+    // interrupt one: look at the flags between blocks too.
+    if (stopping()) abandon(abandon_reason());
+    write_oldest_block();
+  }
 
   void write_oldest_block() {
     std::span<const std::byte> block = ring_.oldest_filled_block();
@@ -293,13 +344,13 @@ class Writer {
   void after_interruption() {
     ring_.note_consumer_step();
     if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died");
-    if (stopping()) abandon("interrupted");
+    if (stopping()) abandon(abandon_reason());
     clear_stop();  // first signal: keep draining
   }
 
   void check_reader_alive() {
     if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died");
-    if (ring_.abort_requested()) abandon(stopping() ? "interrupted" : "stopped by the reader");
+    if (ring_.abort_requested()) abandon(abandon_reason());
   }
 
   // Takes no more blocks, closes the output as at a normal end (a tape gets
@@ -418,6 +469,7 @@ class Writer {
     print_stderr("buffer (writer): end of medium on " + output_->name() + " after " +
                  std::to_string(written_) + " bytes; running the volume change command\n");
     per_volume_.push_back(0);
+    ring_.set_consumer_volume(per_volume_.size());
     // As tar's -F script gets TAR_VOLUME: which volume is wanted, and how
     // far the data has got.
     ::setenv("BUFFER_VOLUME", std::to_string(per_volume_.size()).c_str(), 1);
@@ -583,8 +635,9 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
 
 class StatusThread {
  public:
-  StatusThread(const Ring& ring, const Options& options, Clock::time_point start)
-      : ring_(ring), options_(options), start_(start) {
+  StatusThread(const Ring& ring, const Options& options, Clock::time_point start,
+               std::optional<std::uint64_t> total_bytes)
+      : ring_(ring), options_(options), start_(start), total_bytes_(total_bytes) {
     live_ = options.progress && ::isatty(2);
     if (!live_ && options.interval_seconds <= 0) return;
     // Signals must reach the main thread, whose blocking calls they interrupt.
@@ -613,36 +666,32 @@ class StatusThread {
   double seconds_since_start() const {
     return std::chrono::duration<double>(Clock::now() - start_).count();
   }
-  int fill_percent(const RingStats& s) const {
-    return static_cast<int>(s.blocks_filled * 100 / ring_.blocks());
-  }
-
   void loop() {
-    auto period = live_ ? std::chrono::duration<double>(0.5)
-                        : std::chrono::duration<double>(options_.interval_seconds);
-    auto tick = std::chrono::duration_cast<Clock::duration>(period);
+    auto every = live_ ? std::chrono::duration<double>(0.5)
+                       : std::chrono::duration<double>(options_.interval_seconds);
+    auto tick = std::chrono::duration_cast<Clock::duration>(every);
     Clock::time_point next = start_ + tick;
-    double last_t = 0;
-    std::uint64_t last_bytes = 0;
+    Interval period;
+    period.ring_blocks = ring_.blocks();
+    period.total_bytes = total_bytes_;
     std::unique_lock lock(mutex_);
     while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
       next += tick;
-      RingStats s = ring_.stats();
-      double t = seconds_since_start();
-      if (live_) {
-        double rate = t > last_t ? static_cast<double>(s.bytes_out - last_bytes) / (t - last_t) : 0;
-        print_stderr(progress_line(s.bytes_out, rate, fill_percent(s), t));
-      } else {
-        print_stderr(interval_line(last_t, t, s.bytes_out - last_bytes, fill_percent(s)));
-      }
-      last_t = t;
-      last_bytes = s.bytes_out;
+      period.now = ring_.stats();
+      period.to_s = seconds_since_start();
+      if (live_)
+        print_stderr(progress_line(period));
+      else
+        print_stderr(options_.json ? interval_json(period) : interval_line(period));
+      period.from_s = period.to_s;
+      period.before = period.now;
     }
   }
 
   const Ring& ring_;
   const Options& options_;
   Clock::time_point start_;
+  std::optional<std::uint64_t> total_bytes_;
   bool live_ = false;
   std::thread thread_;
   std::mutex mutex_;
@@ -655,8 +704,9 @@ class StatusThread {
 
 class Reader {
  public:
-  Reader(Ring& ring, Tape& input, const Options& options, Child& writer)
-      : ring_(ring), input_(input), options_(options), writer_(writer) {
+  Reader(Ring& ring, Tape& input, const Options& options, Child& writer,
+         Clock::time_point& input_ended)
+      : ring_(ring), input_(input), options_(options), writer_(writer), input_ended_(input_ended) {
     if (input_.keeps_records())
       bounce_.resize(std::max<std::size_t>(options.block_size, std::size_t{1} << 20));
   }
@@ -679,6 +729,7 @@ class Reader {
         // the output (1.19 discarded it). 1.19's line comes first; a damaged
         // tape image also says what is damaged and where, as reblock and mt do.
         read_error = "buffer (reader): failed to read input: " + strerror_text(e.errnum()) + "\n";
+        if (e.errnum() == ENOMEM) read_error += record_too_large_text(e);
         if (const auto* damaged = dynamic_cast<const DamagedImage*>(&e))
           read_error += "buffer (reader): " + input_.name() + ": " + damaged->damage() +
                         (damaged->is_damage() ? " (mt verify shows the first damage)" : "") + "\n";
@@ -690,14 +741,25 @@ class Reader {
         rewind_offset_if_device(input_.poll_fd());
       }
     }
+    input_ended_ = Clock::now();
     if (g_peer_gone) return writer_gone();
-    if (!g_drain && (g_signals || g_stop_input)) {
+    bool stopped = g_signals || g_stop_input;
+    if (stopped && !g_drain) {
+      print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
+                   queued_text() + " are abandoned\n");
       abandon_queue();
       return finish_writer(kExitRuntime);
     }
-    ring_.finish_input(read_error.empty() && !g_signals && !g_stop_input);
+    if (stopped)
+      print_stderr("buffer: " + stop_signal_name() + ": stopping; reading has stopped, writing out " +
+                   "the " + queued_text() + "; a second signal abandons them\n");
+    ring_.finish_input(read_error.empty() && !stopped);
     if (options_.debug) print_stderr("R: Exiting reader\n");
-    int status = finish_writer(g_signals || g_stop_input ? kExitRuntime : kExitOk);
+    int status = finish_writer(stopped ? kExitRuntime : kExitOk);
+    if (stopped && writer_drained_)
+      print_stderr("buffer: stopped by " + stop_signal_name() + " after the queue was written out: " +
+                   std::to_string(ring_.stats().bytes_out) + " bytes reached " + output_name() +
+                   ", all that was read\n");
     if (!read_error.empty()) {
       print_stderr(read_error);
       status = kExitRuntime;
@@ -713,6 +775,8 @@ class Reader {
       if (g_signals || g_stop_input) {
         // The writer may be blocked opening the output; it gives up on SIGTERM.
         ::kill(writer_.pid(), SIGTERM);
+        print_stderr("buffer: stopped by " + stop_signal_name() + " while " + output_name() +
+                     " was still being opened; nothing was read\n");
         return false;
       }
       std::this_thread::sleep_for(1ms);
@@ -768,6 +832,24 @@ class Reader {
     return true;
   }
 
+  // A record larger than the reader takes at once: the words reblock uses,
+  // then the -s that reads it (when the tape can tell the record's size).
+  std::string record_too_large_text(const Error& e) const {
+    std::string limit = bounce_.size() == options_.block_size
+                            ? "-s " + std::to_string(bounce_.size()) + " bytes"
+                            : std::to_string(bounce_.size()) + " bytes (the larger of -s and 1 MiB)";
+    std::string text = "buffer (reader): " + e.context() + ": " +
+                       record_larger_than(input_.name(), limit);
+    const auto* sized = dynamic_cast<const RecordTooLarge*>(&e);
+    if (sized == nullptr || sized->record_bytes() == 0)
+      return text + "; an -s as large as the record reads it\n";
+    std::uint64_t needed = sized->record_bytes();
+    text += "; -s " + std::to_string(needed);
+    if (kLegacyQueueHeader + needed > options_.max_shmem)
+      text += " -m " + std::to_string(kLegacyQueueHeader + needed) + " (or more)";
+    return text + " reads it\n";
+  }
+
   void publish(std::span<std::byte> block, std::size_t got) {
     if (got < block.size() && options_.pad_last_block) {
       std::memset(block.data() + got, 0, block.size() - got);
@@ -816,6 +898,7 @@ class Reader {
                        output_name() + "\n");
           return kExitRuntime;
         }
+        writer_drained_ = writer_status == 0 && !abandoning;
         if (writer_status != 0) {
           if (!ring_.consumer_reported() && !(WIFEXITED(writer_status)))
             print_stderr("buffer (reader): the writer process ended (" +
@@ -827,6 +910,8 @@ class Reader {
         if (g_signals > signals_seen && (signals_seen > 0 || g_signals >= 2)) {
           if (!abandoning) {
             abandoning = true;
+            print_stderr("buffer: a second " + stop_signal_name() + ": abandoning the " +
+                         queued_text() + "\n");
             abandon_queue();
           } else if (ring_.consumer_steps() == steps) {
             ring_.set_consumer_reported();
@@ -843,6 +928,13 @@ class Reader {
     }
   }
 
+  // "102400 bytes still queued (10 blocks)"
+  std::string queued_text() const {
+    RingStats stats = ring_.stats();
+    return std::to_string(stats.bytes_in - stats.bytes_out) + " bytes still queued (" +
+           std::to_string(stats.blocks_filled) + (stats.blocks_filled == 1 ? " block)" : " blocks)");
+  }
+
   std::string output_name() const {
     return options_.output.empty() ? std::string("standard output") : options_.output;
   }
@@ -851,12 +943,25 @@ class Reader {
   Tape& input_;
   const Options& options_;
   Child& writer_;
+  Clock::time_point& input_ended_;
   std::vector<std::byte> bounce_;
   std::size_t carry_ = 0;
   std::size_t carry_end_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::uint64_t next_gib_ = kGiB;
+  bool writer_drained_ = false;  // the writer wrote out the whole queue and ended well
 };
+
+// What is left to read, when known: --size, or the rest of a regular file.
+std::optional<std::uint64_t> input_size(const Options& o, const Tape& input) {
+  if (o.size) return o.size;
+  struct stat st {};
+  int fd = input.poll_fd();
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  off_t at = ::lseek(fd, 0, SEEK_CUR);
+  if (at < 0 || at > st.st_size) at = 0;
+  return static_cast<std::uint64_t>(st.st_size - at);
+}
 
 void print_debug_geometry(const Options& o) {
   print_stderr("debugging turned on\nbuffer: blocks = " + std::to_string(o.blocks) +
@@ -922,16 +1027,23 @@ int run(const Options& options) {
   g_writer_pid = pid;
   ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   Child writer(pid);
-  StatusThread status_thread(*ring, options, start);
+  StatusThread status_thread(*ring, options, start, input_size(options, *input));
+  Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   int status = run_main("buffer (reader)", policy, [&] {
-    Reader reader_loop(*ring, *input, options, writer);
+    Reader reader_loop(*ring, *input, options, writer, input_ended);
     return reader_loop.run();
   });
   status_thread.stop();
-  if (options.progress || options.interval_seconds > 0)
-    print_stderr(summary_line(ring->stats(), ring->blocks(),
-                              std::chrono::duration<double>(Clock::now() - start).count()));
+  if (options.progress || options.interval_seconds > 0 || options.json) {
+    Summary summary;
+    summary.stats = ring->stats();
+    summary.ring_blocks = ring->blocks();
+    summary.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+    summary.input_s = std::chrono::duration<double>(input_ended - start).count();
+    // --hash (bufout) fills summary.digest here with what the writer computed.
+    print_stderr(options.json ? summary_json(summary) : summary_line(summary));
+  }
   return status;
 }
 

@@ -11,6 +11,7 @@
 #include "../../lib/error.hpp"
 #include "../../lib/size.hpp"
 #include "buffer.hpp"
+#include "report.hpp"
 
 namespace tk::buffer {
 
@@ -45,6 +46,9 @@ const char* const kHelpText =
     "  --keep-going  an output that fails is dropped, the others go on\n"
     "  --hash NAME  digest what reached each output: sha256, md5 or xxh128\n"
     "  --verify    read each volume back and compare its digest\n"
+    "  --json      --interval lines and the summary as one JSON object per line\n"
+    "  --size BYTES  the input's length, for an ETA (a regular file's is known)\n"
+    "  --high-water PCT, --low-water PCT  write from PCT full down to PCT, then wait\n"
     "  --help      print this text and exit\n"
     "  --version   print the version and exit\n";
 
@@ -74,6 +78,20 @@ std::int64_t count_arg(const std::string& text, const char* option) {
   } catch (const UsageError& e) {
     fail_exact(std::string("buffer: ") + e.what());
   }
+}
+
+// The pair works alone: a high mark without a low one writes the queue
+// empty, a low mark without a high one waits for a full queue. -p's batches
+// are a different rule, so the two do not mix.
+void check_watermarks(Options& o) {
+  if (o.high_water == 0 && o.low_water < 0) return;
+  if (o.percent != 0)
+    fail_exact("buffer: -p and --high-water/--low-water are two ways to batch writes; give one");
+  if (o.high_water == 0) o.high_water = 100;
+  if (o.low_water < 0) o.low_water = 0;
+  if (o.low_water >= o.high_water)
+    fail_exact("buffer: --low-water " + std::to_string(o.low_water) +
+               " must be below --high-water " + std::to_string(o.high_water));
 }
 
 // --queue-file, --tee, --keep-going, --hash, --verify; false for any other key.
@@ -146,6 +164,10 @@ Options parse_options(int argc, char** argv) {
       ("keep-going", "", cxxopts::value<bool>())
       ("hash", "", cxxopts::value<std::string>())
       ("verify", "", cxxopts::value<bool>())
+      ("json", "", cxxopts::value<bool>())
+      ("size", "", cxxopts::value<std::string>())
+      ("high-water", "", cxxopts::value<std::string>())
+      ("low-water", "", cxxopts::value<std::string>())
       ("version", "", cxxopts::value<bool>());
 
   cxxopts::ParseResult parsed;
@@ -157,6 +179,7 @@ Options parse_options(int argc, char** argv) {
 
   Options o;
   bool blocks_given = false;
+  bool memory_given = false;
   bool report_block_size = false;  // -z: report every (final) block
   // Options are applied in command-line order because buffer 1.19 checks -m
   // against the -s and -b seen before it.
@@ -191,6 +214,7 @@ Options parse_options(int argc, char** argv) {
       if (m < 0 || static_cast<std::uint64_t>(m) < needed)
         fail_exact("max_shmem " + std::to_string(m) + " too low");
       o.max_shmem = static_cast<std::uint64_t>(m);
+      memory_given = true;
     } else if (key == "p") {
       std::int64_t p = count_arg(value, "-p");
       if (p < 0 || p > 100) fail_exact("percent " + std::to_string(p) + " out of range");
@@ -222,7 +246,8 @@ Options parse_options(int argc, char** argv) {
         used = 0;
       }
       if (used != value.size() || !(secs > 0) || secs > 86400)
-        fail_exact("buffer: invalid --interval '" + value + "': seconds between 0 and 86400");
+        fail_exact("buffer: invalid --interval '" + value +
+                   "': seconds above 0 (0.5 is half a second), at most 86400");
       o.interval_seconds = secs;
     } else if (key == "no-drain") {
       o.drain_on_signal = false;
@@ -243,6 +268,18 @@ Options parse_options(int argc, char** argv) {
       o.help = true;
     } else if (key == "version") {
       o.version = true;
+    } else if (key == "json") {
+      o.json = true;
+    } else if (key == "size") {
+      std::int64_t bytes = size_arg(value, "--size");
+      if (bytes < 0) fail_exact("buffer: invalid --size '" + value + "': negative");
+      o.size = static_cast<std::uint64_t>(bytes);
+    } else if (key == "high-water" || key == "low-water") {
+      std::int64_t pct = count_arg(value, key == "high-water" ? "--high-water" : "--low-water");
+      if (key == "high-water" ? pct < 1 || pct > 100 : pct < 0 || pct > 99)
+        fail_exact("buffer: invalid --" + key + " '" + value + "': a percentage of the queue, " +
+                   (key == "high-water" ? "1 to 100" : "0 to 99"));
+      (key == "high-water" ? o.high_water : o.low_water) = static_cast<int>(pct);
     } else if (!parse_output_option(key, value, o)) {
       fail_exact("buffer: option --" + key + " is not handled");  // a table above out of step
     }
@@ -250,6 +287,7 @@ Options parse_options(int argc, char** argv) {
   check_output_options(o);
   if (!parsed.unmatched().empty()) fail_exact("too many arguments");
 
+  check_watermarks(o);
   if (report_block_size) {
     o.report_every = o.block_size;
     o.report_requested = true;
@@ -257,7 +295,12 @@ Options parse_options(int argc, char** argv) {
   if (!blocks_given) {
     std::uint64_t usable = o.max_shmem > kLegacyQueueHeader ? o.max_shmem - kLegacyQueueHeader : 0;
     std::uint64_t blocks = usable / o.block_size;
-    if (blocks == 0) fail_exact("Cannot handle blocks that big, aborting!");
+    // 1.19's line first; then which option to change, as 1.19 never said.
+    if (blocks == 0)
+      fail_exact("Cannot handle blocks that big, aborting!\nbuffer: one block of -s " +
+                 std::to_string(o.block_size) + " needs -m " +
+                 std::to_string(kLegacyQueueHeader + o.block_size) + " or more (-m is " +
+                 std::to_string(o.max_shmem) + (memory_given ? "" : " by default") + ")");
     o.blocks = static_cast<std::size_t>(blocks);
   }
   // A queue on a file may be larger than memory (its file system's room is
@@ -270,7 +313,12 @@ Options parse_options(int argc, char** argv) {
                         : static_cast<double>(o.blocks) * sizeof(std::uint64_t);
   if (pages > 0 && page_size > 0 &&
       in_memory > static_cast<double>(pages) * static_cast<double>(page_size))
-    fail_exact("Cannot handle that many blocks, aborting!");
+    fail_exact("Cannot handle that many blocks, aborting!\nbuffer: a queue of " +
+               human_bytes(static_cast<double>(o.blocks) * static_cast<double>(o.block_size)) +
+               " (" + std::to_string(o.blocks) + " blocks of " + std::to_string(o.block_size) +
+               " bytes) is more than this machine's " +
+               human_bytes(static_cast<double>(pages) * static_cast<double>(page_size)) +
+               " of memory: make " + (blocks_given ? "-b" : "-m") + " smaller");
   return o;
 }
 

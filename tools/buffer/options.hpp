@@ -44,6 +44,12 @@ struct Options {
   bool keep_going = false;          // --keep-going: a failed output does not stop the others
   std::optional<DigestKind> hash;   // --hash NAME
   bool verify = false;              // --verify: read each volume back, compare digests
+
+  // Reports and flow (issue 11): kept together so merges stay simple.
+  bool json = false;                     // --json: status lines and summary as JSON
+  std::optional<std::uint64_t> size;     // --size BYTES: the input's length, for an ETA
+  int high_water = 0;                    // --high-water PCT (0: not given)
+  int low_water = -1;                    // --low-water PCT (-1: not given)
 };
 
 // buffer 1.19's ring geometry: the 32800-byte header it reserved on amd64 is

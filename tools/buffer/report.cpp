@@ -2,6 +2,7 @@
 #include "report.hpp"
 
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <unistd.h>
 
@@ -61,53 +62,149 @@ std::string human_bytes(double bytes) {
 }
 
 namespace {
-std::string human_bits_rate(double bytes_per_s) {
-  double bits = bytes_per_s * 8;
-  static const char* const units[] = {"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
-  int unit = 0;
-  while (bits >= 1000 && unit < 4) {
-    bits /= 1000;
-    ++unit;
-  }
+
+double rate(std::uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds : 0;
+}
+
+// What moved during one period, and how fast.
+struct PeriodFlow {
+  std::uint64_t bytes_out;
+  double rate_in;
+  double rate_out;
+};
+
+PeriodFlow period_flow(const Interval& period) {
+  double span = period.to_s - period.from_s;
+  std::uint64_t out = period.now.bytes_out - period.before.bytes_out;
+  return {out, rate(period.now.bytes_in - period.before.bytes_in, span), rate(out, span)};
+}
+
+int fill_percent(const RingStats& stats, std::size_t ring_blocks) {
+  return ring_blocks ? static_cast<int>(stats.blocks_filled * 100 / ring_blocks) : 0;
+}
+
+// Seconds until the known total is out at the average rate so far.
+std::optional<double> eta_seconds(const Interval& period) {
+  if (!period.total_bytes || period.to_s <= 0 || period.now.bytes_out == 0) return std::nullopt;
+  std::uint64_t left =
+      *period.total_bytes > period.now.bytes_out ? *period.total_bytes - period.now.bytes_out : 0;
+  return static_cast<double>(left) / rate(period.now.bytes_out, period.to_s);
+}
+
+std::string clock_text(double seconds) {
+  auto secs = static_cast<long>(seconds + 0.5);
   char text[32];
-  std::snprintf(text, sizeof text, "%.0f %s", bits, units[unit]);
+  std::snprintf(text, sizeof text, "%ld:%02ld:%02ld", secs / 3600, secs / 60 % 60, secs % 60);
   return text;
 }
+
+std::string eta_text(const Interval& period) {
+  std::optional<double> eta = eta_seconds(period);
+  return eta ? "  ETA " + clock_text(*eta) : "";
+}
+
+// JSON numbers: integers as they are, rates and times with a fixed precision.
+std::string json_number(double value, int decimals) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+// The digest's hex and the algorithm name need no escaping; quotes guard
+// against anything else.
+std::string json_string(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
+  }
+  return quoted + "\"";
+}
+
 }  // namespace
 
-std::string interval_line(double from_s, double to_s, std::uint64_t bytes, int fill_percent) {
-  double span = to_s - from_s;
-  double rate = span > 0 ? static_cast<double>(bytes) / span : 0;
-  char line[128];
-  std::snprintf(line, sizeof line, "[%5.1f-%5.1f s]  %s  %s  fill %d%%\n", from_s, to_s,
-                human_bytes(static_cast<double>(bytes)).c_str(), human_bits_rate(rate).c_str(),
-                fill_percent);
-  return line;
+std::string interval_line(const Interval& period) {
+  PeriodFlow flow = period_flow(period);
+  char line[160];
+  std::snprintf(line, sizeof line, "[%5.1f-%5.1f s]  out %s  %s/s  in %s/s  fill %d%%",
+                period.from_s, period.to_s, human_bytes(static_cast<double>(flow.bytes_out)).c_str(),
+                human_bytes(flow.rate_out).c_str(), human_bytes(flow.rate_in).c_str(),
+                fill_percent(period.now, period.ring_blocks));
+  return line + eta_text(period) + "\n";
 }
 
-std::string progress_line(std::uint64_t total_bytes, double rate_bytes_per_s, int fill_percent,
-                          double elapsed_s) {
-  auto secs = static_cast<long>(elapsed_s);
-  char line[128];
-  std::snprintf(line, sizeof line, "\r%10s  %10s/s  fill %3d%%  %ld:%02ld:%02ld\033[K",
-                human_bytes(static_cast<double>(total_bytes)).c_str(),
-                human_bytes(rate_bytes_per_s).c_str(), fill_percent, secs / 3600,
-                secs / 60 % 60, secs % 60);
-  return line;
+std::string progress_line(const Interval& period) {
+  PeriodFlow flow = period_flow(period);
+  char line[160];
+  std::snprintf(line, sizeof line, "\r%10s  out %10s/s  in %10s/s  fill %3d%%  %s",
+                human_bytes(static_cast<double>(period.now.bytes_out)).c_str(),
+                human_bytes(flow.rate_out).c_str(), human_bytes(flow.rate_in).c_str(),
+                fill_percent(period.now, period.ring_blocks), clock_text(period.to_s).c_str());
+  return line + eta_text(period) + "\033[K";
 }
 
-std::string summary_line(const RingStats& stats, std::size_t ring_blocks, double elapsed_s) {
-  double rate = elapsed_s > 0 ? static_cast<double>(stats.bytes_out) / elapsed_s : 0;
-  auto peak = ring_blocks ? static_cast<int>(stats.peak_filled * 100 / ring_blocks) : 0;
-  char line[256];
+std::string interval_json(const Interval& period) {
+  PeriodFlow flow = period_flow(period);
+  const RingStats& now = period.now;
+  std::string json =
+      "{\"event\":\"interval\",\"from_s\":" + json_number(period.from_s, 3) +
+      ",\"to_s\":" + json_number(period.to_s, 3) +
+      ",\"bytes_in\":" + std::to_string(now.bytes_in) +
+      ",\"bytes_out\":" + std::to_string(now.bytes_out) +
+      ",\"rate_in\":" + json_number(flow.rate_in, 0) +
+      ",\"rate_out\":" + json_number(flow.rate_out, 0) +
+      ",\"fill_percent\":" + std::to_string(fill_percent(now, period.ring_blocks)) +
+      ",\"queued_bytes\":" + std::to_string(now.bytes_in - now.bytes_out) +
+      ",\"underruns\":" + std::to_string(now.underruns) +
+      ",\"volume\":" + std::to_string(now.volume);
+  if (period.total_bytes) json += ",\"total_bytes\":" + std::to_string(*period.total_bytes);
+  if (std::optional<double> eta = eta_seconds(period))
+    json += ",\"eta_s\":" + json_number(*eta, 1);
+  return json + "}\n";
+}
+
+std::string summary_line(const Summary& summary) {
+  const RingStats& stats = summary.stats;
+  char line[320];
   std::snprintf(line, sizeof line,
-                "summary: %s (%llu bytes) in %.2f s, average %s/s, %llu writer underruns, "
-                "peak fill %d%%\n",
+                "summary: %s (%llu bytes) in %.2f s, out %s/s, in %s/s, %llu writer underruns "
+                "(waits of the output on an empty queue), peak fill %d%%",
                 human_bytes(static_cast<double>(stats.bytes_out)).c_str(),
-                static_cast<unsigned long long>(stats.bytes_out), elapsed_s,
-                human_bytes(rate).c_str(), static_cast<unsigned long long>(stats.underruns),
-                peak);
-  return line;
+                static_cast<unsigned long long>(stats.bytes_out), summary.elapsed_s,
+                human_bytes(rate(stats.bytes_out, summary.elapsed_s)).c_str(),
+                human_bytes(rate(stats.bytes_in, summary.input_s)).c_str(),
+                static_cast<unsigned long long>(stats.underruns),
+                summary.ring_blocks
+                    ? static_cast<int>(stats.peak_filled * 100 / summary.ring_blocks)
+                    : 0);
+  std::string text = line;
+  if (stats.volume > 1) text += ", " + std::to_string(stats.volume) + " volumes";
+  if (summary.digest) text += ", " + summary.digest->algorithm + " " + summary.digest->total;
+  return text + "\n";
+}
+
+std::string summary_json(const Summary& summary) {
+  const RingStats& stats = summary.stats;
+  std::string json =
+      "{\"event\":\"summary\",\"elapsed_s\":" + json_number(summary.elapsed_s, 3) +
+      ",\"bytes_in\":" + std::to_string(stats.bytes_in) +
+      ",\"bytes_out\":" + std::to_string(stats.bytes_out) +
+      ",\"rate_in\":" + json_number(rate(stats.bytes_in, summary.input_s), 0) +
+      ",\"rate_out\":" + json_number(rate(stats.bytes_out, summary.elapsed_s), 0) +
+      ",\"peak_fill_percent\":" +
+      std::to_string(summary.ring_blocks ? stats.peak_filled * 100 / summary.ring_blocks : 0) +
+      ",\"underruns\":" + std::to_string(stats.underruns) +
+      ",\"volume\":" + std::to_string(stats.volume);
+  if (summary.digest) {
+    // "digest":{"algorithm":"sha256","total":"<hex>","volumes":["<hex>",...]}
+    json += ",\"digest\":{\"algorithm\":" + json_string(summary.digest->algorithm) +
+            ",\"total\":" + json_string(summary.digest->total) + ",\"volumes\":[";
+    for (std::size_t i = 0; i < summary.digest->per_volume.size(); ++i)
+      json += (i ? "," : "") + json_string(summary.digest->per_volume[i]);
+    json += "]}";
+  }
+  return json + "}\n";
 }
 
 void print_stderr(const std::string& text) {

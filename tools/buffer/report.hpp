@@ -1,10 +1,12 @@
 // What buffer prints about its progress: buffer 1.19's -S/-t records, byte for
-// byte, and the extensions' status lines and summary.
+// byte, and the extensions' status lines and summary, as text or --json.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "../../lib/ring/ring.hpp"
 
@@ -32,13 +34,44 @@ class LegacyReport {
   Clock::time_point start_;
 };
 
-// "[  0.0-  2.0 s]  58.2 MiB  233 Mbit/s  fill 85%"
-std::string interval_line(double from_s, double to_s, std::uint64_t bytes, int fill_percent);
-// One live line for a terminal: total, current rate, fill, elapsed.
-std::string progress_line(std::uint64_t total_bytes, double rate_bytes_per_s, int fill_percent,
-                          double elapsed_s);
-// The closing summary of --progress / --interval.
-std::string summary_line(const RingStats& stats, std::size_t ring_blocks, double elapsed_s);
+// The ring's counters at both ends of one status period. Rates are in bytes
+// per second and printed in MiB/s (one unit family: KiB, MiB, GiB).
+struct Interval {
+  double from_s = 0;
+  double to_s = 0;
+  RingStats before;
+  RingStats now;
+  std::size_t ring_blocks = 1;
+  std::optional<std::uint64_t> total_bytes;  // --size, or a regular file's size: gives an ETA
+};
+
+// "[  0.0-  2.0 s]  out 58.2 MiB  29.1 MiB/s  in 29.1 MiB/s  fill 85%  ETA 0:00:12"
+std::string interval_line(const Interval& period);
+// One live line for a terminal: total out, both rates, fill, elapsed, ETA.
+std::string progress_line(const Interval& period);
+// The same period as one JSON object on one line ("event":"interval").
+std::string interval_json(const Interval& period);
+
+// The digests of what reached the output (--hash), per volume and in total,
+// lower-case hex. The writer computes them; the summary only prints them.
+struct DigestReport {
+  std::string algorithm;  // "sha256", "md5", "xxh128"
+  std::string total;
+  std::vector<std::string> per_volume;
+};
+
+struct Summary {
+  RingStats stats;
+  std::size_t ring_blocks = 1;
+  double elapsed_s = 0;  // start to the end of the run
+  double input_s = 0;    // start to the end of the input
+  std::optional<DigestReport> digest;
+};
+
+// The closing summary of --progress / --interval; underruns explained.
+std::string summary_line(const Summary& summary);
+// The same as one JSON object ("event":"summary"); "digest" only with --hash.
+std::string summary_json(const Summary& summary);
 
 // 1536 -> "1.5 KiB"
 std::string human_bytes(double bytes);

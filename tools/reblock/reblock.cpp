@@ -46,11 +46,9 @@ std::size_t read_bounded(Tape& in, std::span<std::byte> buf, const Options& opti
     return in.read(buf);
   } catch (const Error& e) {
     if (e.errnum() != ENOMEM) throw;
-    // The backend's context may give the record's size; st's cannot. A
-    // remote one may have met the server's own limit instead of ours.
+    // The backend's context may give the record's size; st's cannot.
     std::string limit = "--max-record " + std::to_string(options.max_record) + " bytes";
-    if (is_remote_name(in.name())) limit += " (or the rmt server's --max-record)";
-    throw Error(ENOMEM, e.context() + ": record larger than " + limit);
+    throw Error(ENOMEM, e.context() + ": " + record_larger_than(in.name(), limit));
   }
 }
 

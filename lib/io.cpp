@@ -1,9 +1,12 @@
 // System-call wrappers: the only place EINTR and EAGAIN are handled.
 #include "io.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <climits>
 #include <fcntl.h>
+#include <filesystem>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -221,6 +224,31 @@ void write_record(int fd, std::span<const std::byte> record, std::string_view na
     int err = n == -1 ? errno : ENOSPC;
     throw Error(err, "write " + std::string(name), n > 0 ? static_cast<std::size_t>(n) : 0);
   }
+}
+
+std::vector<int> open_descriptors() {
+  std::vector<int> fds;
+  {
+    // Without /proc (a bare chroot) the list is empty: nothing is closed,
+    // as before these copies were closed at all.
+    std::error_code error;
+    std::filesystem::directory_iterator listing("/proc/self/fd", error);
+    if (error) return fds;
+    for (const auto& entry : listing) {
+      int fd = 0;
+      const std::string name = entry.path().filename().string();
+      auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
+      if (ec == std::errc() && end == name.data() + name.size()) fds.push_back(fd);
+    }
+  }
+  // The listing's own directory descriptor is among them, closed by now.
+  std::erase_if(fds, [](int fd) { return ::fcntl(fd, F_GETFD) == -1; });
+  std::sort(fds.begin(), fds.end());
+  return fds;
+}
+
+void close_copies(const std::vector<int>& fds) noexcept {
+  for (int fd : fds) ::close(fd);
 }
 
 }  // namespace tk

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <vector>
 
 #include "error.hpp"
 
@@ -126,5 +127,15 @@ void wait_ready(int fd, short events, std::string_view name);
 // returns the pipe's size afterwards, or 0 when fd is not a pipe. A refusal
 // (over /proc/sys/fs/pipe-max-size) is not an error: pipes work at any size.
 std::size_t grow_pipe(int fd, std::size_t bytes) noexcept;
+
+// The descriptors this process has open, ascending (from /proc/self/fd;
+// empty where /proc is not mounted).
+std::vector<int> open_descriptors();
+
+// In a child after fork: closes its copies of descriptors the parent goes on
+// using. A tape device or an image's lock is released only when the last
+// copy is closed, so a copy left in the child would keep the parent from
+// opening the drive again. Errors are ignored: these are only copies.
+void close_copies(const std::vector<int>& fds) noexcept;
 
 }  // namespace tk

@@ -220,13 +220,6 @@ start_watchdog() {
   assert_equal "${stderr_lines[1]}" "buffer (writer): volume change command failed (exit status 3); 100000 bytes were written"
 }
 
-@test "buffer: --next-volume without -o is refused before anything starts" {
-  tapekit_only
-  run --separate-stderr "$BUFFER" --next-volume true </dev/null
-  assert_equal "$status" 255
-  assert_equal "${stderr_lines[0]}" "buffer: --next-volume needs -o: standard output cannot be reopened"
-}
-
 @test "buffer: kill -9 of the reader: the writer says so, exits nonzero, nothing is left" {
   tapekit_only
   start_stalled_buffer

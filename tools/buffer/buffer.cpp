@@ -10,8 +10,10 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,7 +30,10 @@
 #include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "outputs.hpp"
+#include "rate_limit.hpp"
 #include "report.hpp"
+#include "volume_change.hpp"
+#include "watchdog.hpp"
 
 namespace tk::buffer {
 namespace {
@@ -48,6 +53,9 @@ volatile std::sig_atomic_t g_abandon = 0;  // writer: the reader asked it to aba
 // The signal that asked for the stop (the latest one), for the words that
 // say why a run ended; the reader also learns the writer's, with SIGUSR2.
 volatile std::sig_atomic_t g_stop_signal = 0;
+// Set by the --timeout watchdog's thread before it interrupts its side.
+std::atomic<bool> g_input_stalled{false};   // reader: a read took the whole timeout
+std::atomic<bool> g_output_stalled{false};  // writer: a block write took the whole timeout
 
 constexpr auto kPollInterval = 250ms;  // how soon a side notices the other's death
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -221,9 +229,17 @@ class Writer {
         tees_(tees),
         options_(options),
         legacy_(options.report_requested ? options.report_every : 0, options.totals, start),
-        reader_(reader) {
+        reader_(reader),
+        output_limit_(options.output_rate),
+        watchdog_(std::chrono::seconds(options.timeout_seconds),
+                  [main = ::pthread_self()] {
+                    // The abandon request interrupts the write; the flag
+                    // makes the writer say why.
+                    g_output_stalled = true;
+                    ::pthread_kill(main, SIGUSR1);
+                  }) {
     volume_start_ = volume_start(*output_);
-    if (options.hash) digest_.emplace(*options.hash, options.next_volume.has_value());
+    if (options.hash) digest_.emplace(*options.hash, writes_volumes(options));
   }
 
   int run() {
@@ -288,9 +304,19 @@ class Writer {
 
   void write_oldest_block() {
     std::span<const std::byte> block = ring_.oldest_filled_block();
+    if (!output_limit_.pace(block.size(), [this] {
+          return stopping() || g_peer_gone || ::getppid() != reader_;
+        })) {
+      check_reader_alive();
+      abandon("interrupted");
+    }
     if (options_.debug >= 2) print_stderr("W: writing " + std::to_string(block.size()) + "\n");
     if (!primary_failed_) write_block(block);
-    if (!tees_.empty()) write_tees(block);
+    if (!tees_.empty()) {
+      hung_output_ = "a --tee output";
+      Watchdog::Call call = watchdog_.watch();
+      write_tees(block);
+    }
     ring_.release(block.size());
     ring_.note_consumer_started();
     legacy_.after_block(written_);
@@ -317,7 +343,11 @@ class Writer {
     std::size_t done = 0;
     for (;;) {
       try {
-        output_->write(block.subspan(done));
+        {
+          hung_output_ = output_->name();
+          Watchdog::Call call = watchdog_.watch();
+          output_->write(block.subspan(done));
+        }
         count_written(block.subspan(done));
         return;
       } catch (const Interrupted& e) {
@@ -327,7 +357,7 @@ class Writer {
       } catch (const Error& e) {
         count_written(block.subspan(done, e.bytes_done()));
         done += e.bytes_done();
-        if (e.errnum() == ENOSPC && options_.next_volume) {
+        if (e.errnum() == ENOSPC && writes_volumes(options_)) {
           // A volume that takes nothing at all would take nothing after any
           // number of changes (a command that freed no room, a block larger
           // than the medium): that ends the run instead of looping.
@@ -357,7 +387,10 @@ class Writer {
   // its filemark, a tape image writes out the records it still holds) and
   // says what reached it. Never a kill: a killed writer would lose what the
   // output buffers and leave a tape image ending in a cut record.
-  [[noreturn]] void abandon(const std::string& why) {
+  [[noreturn]] void abandon(std::string why) {
+    if (g_output_stalled)
+      why = "the output hung: no block reached " + hung_output_ + " in " +
+            seconds_text(std::chrono::seconds(options_.timeout_seconds)) + " (--timeout)";
     ring_.set_consumer_reported();
     ring_.note_consumer_step();
     std::string closing = close_after_stop();
@@ -470,15 +503,8 @@ class Writer {
                  std::to_string(written_) + " bytes; running the volume change command\n");
     per_volume_.push_back(0);
     ring_.set_consumer_volume(per_volume_.size());
-    // As tar's -F script gets TAR_VOLUME: which volume is wanted, and how
-    // far the data has got.
-    ::setenv("BUFFER_VOLUME", std::to_string(per_volume_.size()).c_str(), 1);
-    ::setenv("BUFFER_BYTES", std::to_string(written_).c_str(), 1);
-    ::setenv("BUFFER_OUTPUT", options_.output.c_str(), 1);
-    Fd null = open_file("/dev/null", O_RDONLY);
-    // The command gets /dev/null as input and our stderr as output, so it can
-    // never read from or write into the data stream.
-    int status = run_shell(*options_.next_volume, null.get(), 2);
+    int status = run_volume_command(*options_.next_volume, per_volume_.size(), written_,
+                                    "BUFFER_OUTPUT", options_.output);
     ring_.note_consumer_step();
     if (status != 0) {
       ring_.set_consumer_reported();
@@ -591,6 +617,9 @@ class Writer {
   std::vector<std::uint64_t> per_volume_{0};  // of which on each volume
   bool fresh_volume_ = false;            // a volume just loaded has taken nothing yet
   std::uint64_t next_gib_ = kGiB;
+  RateLimit output_limit_;
+  std::string hung_output_;  // the output a watched write goes to, for --timeout's message
+  Watchdog watchdog_;
 };
 
 int writer_process(Ring& ring, const Options& options, Clock::time_point start, pid_t reader) {
@@ -704,11 +733,20 @@ class StatusThread {
 
 class Reader {
  public:
-  Reader(Ring& ring, Tape& input, const Options& options, Child& writer,
+  Reader(Ring& ring, std::unique_ptr<Tape> input, const Options& options, Child& writer,
          Clock::time_point& input_ended)
-      : ring_(ring), input_(input), options_(options), writer_(writer), input_ended_(input_ended) {
-    if (input_.keeps_records())
-      bounce_.resize(std::max<std::size_t>(options.block_size, std::size_t{1} << 20));
+      : ring_(ring),
+        input_(std::move(input)),
+        options_(options),
+        writer_(writer),
+        input_ended_(input_ended),
+        input_limit_(options.input_rate),
+        watchdog_(std::chrono::seconds(options.timeout_seconds), [main = ::pthread_self()] {
+          // The input's stop request interrupts the read; the flag says why.
+          g_input_stalled = true;
+          ::pthread_kill(main, SIGUSR2);
+        }) {
+    size_bounce();
   }
 
   int run() {
@@ -731,16 +769,23 @@ class Reader {
         read_error = "buffer (reader): failed to read input: " + strerror_text(e.errnum()) + "\n";
         if (e.errnum() == ENOMEM) read_error += record_too_large_text(e);
         if (const auto* damaged = dynamic_cast<const DamagedImage*>(&e))
-          read_error += "buffer (reader): " + input_.name() + ": " + damaged->damage() +
+          read_error += "buffer (reader): " + input_->name() + ": " + damaged->damage() +
                         (damaged->is_damage() ? " (mt verify shows the first damage)" : "") + "\n";
         more = false;
       }
       if (got > 0) publish(block, got);
+      if (!volume_error_.empty()) read_error = volume_error_;
       if (options_.seek_every_gib && bytes_read_ >= next_gib_) {
         next_gib_ += kGiB;
-        rewind_offset_if_device(input_.poll_fd());
+        rewind_offset_if_device(input_->poll_fd());
       }
     }
+    watchdog_.stop();
+    if (g_input_stalled)
+      print_stderr("buffer (reader): the input hung: no data came from " + input_->name() +
+                   " in " + seconds_text(std::chrono::seconds(options_.timeout_seconds)) +
+                   " (--timeout); " +
+                   (g_drain ? "what was read is written out\n" : "the queue is abandoned\n"));
     input_ended_ = Clock::now();
     if (g_peer_gone) return writer_gone();
     bool stopped = g_signals || g_stop_input;
@@ -809,24 +854,33 @@ class Reader {
   bool fill(std::span<std::byte> block, std::size_t& got) {
     while (got < block.size()) {
       std::size_t n;
-      if (input_.keeps_records()) {
+      if (input_->keeps_records()) {
         // A tape read takes a whole record: read into a record-sized buffer
         // and carry what does not fit into the next block, so no record is
         // ever cut (1.19 lost records when -s was not a multiple).
         if (carry_ == carry_end_) {
+          if (!pay_for_last_read()) return false;
           carry_ = 0;
-          carry_end_ = input_.read(bounce_);
-          if (carry_end_ == 0) return false;
+          carry_end_ = read_input(bounce_);
+          if (carry_end_ == 0) {
+            if (next_input_volume()) continue;
+            return false;
+          }
         }
         n = std::min(block.size() - got, carry_end_ - carry_);
         std::memcpy(block.data() + got, bounce_.data() + carry_, n);
         carry_ += n;
       } else {
-        n = input_.read(block.subspan(got));
-        if (n == 0) return false;
+        if (!pay_for_last_read()) return false;
+        n = read_input(block.subspan(got));
+        if (n == 0) {
+          if (next_input_volume()) continue;
+          return false;
+        }
       }
       got += n;
       bytes_read_ += n;
+      volume_bytes_ += n;
       if (options_.debug >= 2) print_stderr("R: got " + std::to_string(n) + " bytes\n");
     }
     return true;
@@ -839,7 +893,7 @@ class Reader {
                             ? "-s " + std::to_string(bounce_.size()) + " bytes"
                             : std::to_string(bounce_.size()) + " bytes (the larger of -s and 1 MiB)";
     std::string text = "buffer (reader): " + e.context() + ": " +
-                       record_larger_than(input_.name(), limit);
+                       record_larger_than(input_->name(), limit);
     const auto* sized = dynamic_cast<const RecordTooLarge*>(&e);
     if (sized == nullptr || sized->record_bytes() == 0)
       return text + "; an -s as large as the record reads it\n";
@@ -848,6 +902,73 @@ class Reader {
     if (kLegacyQueueHeader + needed > options_.max_shmem)
       text += " -m " + std::to_string(kLegacyQueueHeader + needed) + " (or more)";
     return text + " reads it\n";
+  }
+
+  // One read from the input, watched by --timeout.
+  std::size_t read_input(std::span<std::byte> buffer) {
+    std::size_t n;
+    {
+      Watchdog::Call call = watchdog_.watch();
+      n = input_->read(buffer);
+    }
+    unpaid_ += n;
+    return n;
+  }
+
+  // --input-rate: waits off the last read before the next one, so a stop
+  // while waiting never leaves read data behind. False when reading must stop.
+  bool pay_for_last_read() {
+    std::uint64_t bytes = unpaid_;
+    unpaid_ = 0;
+    return input_limit_.pace(bytes, [] { return g_signals || g_stop_input || g_peer_gone; });
+  }
+
+  void size_bounce() {
+    if (input_->keeps_records() && bounce_.empty())
+      bounce_.resize(std::max<std::size_t>(options_.block_size, std::size_t{1} << 20));
+  }
+
+  // End of data on the current volume: a read that returns nothing, which on
+  // a tape is the filemark ending the file being read (what closing a volume
+  // written with --next-volume leaves) or the end of recorded data, and on a
+  // file or pipe the end of the file. With --next-volume and no -o, runs the
+  // command and goes on with the next volume; returns false at the end of
+  // the input: without --next-volume, when a volume has no data at all, or
+  // (with volume_error_ set) when the change failed.
+  bool next_input_volume() {
+    if (!reads_volumes(options_)) return false;
+    if (volume_bytes_ == 0) {
+      if (volume_ > 1)
+        print_stderr("buffer (reader): volume " + std::to_string(volume_) + " of " +
+                     input_->name() + " has no data: end of input\n");
+      return false;
+    }
+    input_->close();
+    print_stderr("buffer (reader): end of data on " + input_->name() + " after " +
+                 std::to_string(bytes_read_) + " bytes; running the volume change command\n");
+    int status = run_volume_command(*options_.next_volume, volume_ + 1, bytes_read_,
+                                    "BUFFER_INPUT", options_.input);
+    if (status != 0) {
+      volume_error_ = "buffer (reader): volume change command failed (" +
+                      describe_wait_status(status) + "); " + std::to_string(bytes_read_) +
+                      " bytes were read\n";
+      return false;
+    }
+    try {
+      input_ = open_tape(options_.input, O_RDONLY, open_options(options_));
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const Error& e) {
+      volume_error_ = "buffer (reader): cannot open volume " + std::to_string(volume_ + 1) +
+                      ": " + e.what() + "\n";
+      return false;
+    }
+    ++volume_;
+    volume_bytes_ = 0;
+    carry_ = carry_end_ = 0;
+    size_bounce();
+    print_stderr("buffer (reader): reading volume " + std::to_string(volume_) + "\n");
+    return true;
   }
 
   void publish(std::span<std::byte> block, std::size_t got) {
@@ -940,7 +1061,7 @@ class Reader {
   }
 
   Ring& ring_;
-  Tape& input_;
+  std::unique_ptr<Tape> input_;
   const Options& options_;
   Child& writer_;
   Clock::time_point& input_ended_;
@@ -950,6 +1071,12 @@ class Reader {
   std::uint64_t bytes_read_ = 0;
   std::uint64_t next_gib_ = kGiB;
   bool writer_drained_ = false;  // the writer wrote out the whole queue and ended well
+  std::size_t volume_ = 1;          // the input volume being read
+  std::uint64_t volume_bytes_ = 0;  // bytes read from it
+  std::string volume_error_;        // why changing input volumes failed
+  std::uint64_t unpaid_ = 0;        // bytes read, not yet waited off for --input-rate
+  RateLimit input_limit_;
+  Watchdog watchdog_;
 };
 
 // What is left to read, when known: --size, or the rest of a regular file.
@@ -983,11 +1110,18 @@ int run(const Options& options) {
     std::fputs(version_line("buffer").c_str(), stdout);
     return kExitOk;
   }
-  if (options.next_volume && options.output.empty())
-    throw UsageError("--next-volume needs -o: standard output cannot be reopened");
+  if (options.next_volume && options.output.empty() && options.input.empty())
+    throw UsageError(
+        "--next-volume needs -o, or -i to read volumes: standard output and input cannot be "
+        "reopened");
   // Every option has been checked before anything is opened (1.19 truncated
   // -o while still parsing). The reader opens the input, the writer the output.
+  std::vector<int> before_input = open_descriptors();
   std::unique_ptr<Tape> input = open_input(options);
+  // What opening the input opened (the device or image, a remote shell's
+  // pipes), which the writer must not hold: see writer_process.
+  std::vector<int> input_fds;
+  std::ranges::set_difference(open_descriptors(), before_input, std::back_inserter(input_fds));
   enlarge_pipe(input->poll_fd(), options.block_size);
   if (options.debug) print_debug_geometry(options);
 
@@ -1021,7 +1155,11 @@ int run(const Options& options) {
   if (pid == -1) throw ExactExit(kExitSetup, "buffer: unable to fork: " + strerror_text(errno) + "\n");
   if (pid == 0) {
     // The input stays untouched here: _exit runs no destructor, so the
-    // reader's Tape is never closed from this side.
+    // reader's Tape is never closed from this side. Only the copies of its
+    // descriptors are closed: a drive or an image lock is free again only
+    // when the last copy goes, and the reader reopens the input for each
+    // volume (as a volume change command may open it, mt offline).
+    close_copies(input_fds);
     ::_exit(writer_process(*ring, options, start, reader));
   }
   g_writer_pid = pid;
@@ -1031,7 +1169,7 @@ int run(const Options& options) {
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   int status = run_main("buffer (reader)", policy, [&] {
-    Reader reader_loop(*ring, *input, options, writer, input_ended);
+    Reader reader_loop(*ring, std::move(input), options, writer, input_ended);
     return reader_loop.run();
   });
   status_thread.stop();

@@ -33,7 +33,8 @@ const char* const kHelpText =
     "  -z size     both -s and -S\n"
     "  -Z          seek the device back to 0 after each GiB (old tape drivers)\n"
     "  -d          debug output on stderr (repeat for more)\n"
-    "  --next-volume CMD  on a full medium run CMD, reopen the output, go on\n"
+    "  --next-volume CMD  on a full medium run CMD, reopen the output, go on;\n"
+    "              without -o: at the end of each -i volume, run CMD, read the next\n"
     "  --progress  one live status line on a terminal\n"
     "  --interval SECS  print a status line every SECS seconds\n"
     "  --no-drain  discard queued data on SIGINT/SIGTERM (as buffer 1.19)\n"
@@ -41,6 +42,8 @@ const char* const kHelpText =
     "  --force-local  a file name with a colon is a local file, not host:path\n"
     "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
     "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
+    "  --timeout SECS  end the run when a read or a block write takes SECS or more\n"
+    "  --input-rate RATE, --output-rate RATE  at most RATE bytes a second (10m)\n"
     "  --queue-file PATH  keep the queue's blocks in a file (a new name or a directory)\n"
     "  --tee OUT   also write every block to OUT (repeatable)\n"
     "  --keep-going  an output that fails is dropped, the others go on\n"
@@ -72,6 +75,20 @@ std::int64_t size_arg(const std::string& text, const char* option) {
   }
 }
 
+// A rate in bytes per second, with the size units (10m = 10 MiB/s).
+std::uint64_t rate_arg(const std::string& text, const char* option) {
+  std::uint64_t rate = 0;
+  try {
+    rate = parse_size(text, option);
+  } catch (const UsageError& e) {
+    fail_exact(std::string("buffer: ") + e.what());
+  }
+  if (rate == 0)
+    fail_exact(std::string("buffer: invalid ") + option + " '" + text +
+               "': bytes per second, at least 1");
+  return rate;
+}
+
 std::int64_t count_arg(const std::string& text, const char* option) {
   try {
     return parse_count(text, option);
@@ -92,6 +109,15 @@ void check_watermarks(Options& o) {
   if (o.low_water >= o.high_water)
     fail_exact("buffer: --low-water " + std::to_string(o.low_water) +
                " must be below --high-water " + std::to_string(o.high_water));
+}
+
+// Whole seconds from 0 (no limit) to a day.
+int seconds_arg(const std::string& text, const char* option) {
+  std::int64_t seconds = count_arg(text, option);
+  if (seconds < 0 || seconds > 86400)
+    fail_exact(std::string("buffer: invalid ") + option + " '" + text +
+               "': seconds from 0 to 86400");
+  return static_cast<int>(seconds);
 }
 
 // --queue-file, --tee, --keep-going, --hash, --verify; false for any other key.
@@ -159,6 +185,9 @@ Options parse_options(int argc, char** argv) {
       ("connect-timeout", "", cxxopts::value<std::string>())
       ("plain-remote", "", cxxopts::value<bool>())
       ("help", "", cxxopts::value<bool>())
+      ("timeout", "", cxxopts::value<std::string>())
+      ("input-rate", "", cxxopts::value<std::string>())
+      ("output-rate", "", cxxopts::value<std::string>())
       ("queue-file", "", cxxopts::value<std::string>())
       ("tee", "", cxxopts::value<std::string>())
       ("keep-going", "", cxxopts::value<bool>())
@@ -258,10 +287,7 @@ Options parse_options(int argc, char** argv) {
     } else if (key == "force-local") {
       o.force_local = true;
     } else if (key == "connect-timeout") {
-      std::int64_t seconds = count_arg(value, "--connect-timeout");
-      if (seconds < 0 || seconds > 86400)
-        fail_exact("buffer: invalid --connect-timeout '" + value + "': seconds from 0 to 86400");
-      o.connect_timeout = static_cast<int>(seconds);
+      o.connect_timeout = seconds_arg(value, "--connect-timeout");
     } else if (key == "plain-remote") {
       o.plain_remote = true;
     } else if (key == "help") {
@@ -280,6 +306,12 @@ Options parse_options(int argc, char** argv) {
         fail_exact("buffer: invalid --" + key + " '" + value + "': a percentage of the queue, " +
                    (key == "high-water" ? "1 to 100" : "0 to 99"));
       (key == "high-water" ? o.high_water : o.low_water) = static_cast<int>(pct);
+    } else if (key == "timeout") {
+      o.timeout_seconds = seconds_arg(value, "--timeout");
+    } else if (key == "input-rate") {
+      o.input_rate = rate_arg(value, "--input-rate");
+    } else if (key == "output-rate") {
+      o.output_rate = rate_arg(value, "--output-rate");
     } else if (!parse_output_option(key, value, o)) {
       fail_exact("buffer: option --" + key + " is not handled");  // a table above out of step
     }

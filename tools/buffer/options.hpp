@@ -38,6 +38,12 @@ struct Options {
   bool help = false;               // --help
   bool version = false;            // --version
 
+  // The watchdog, reading across volumes and rate limits (mbuffer's -W, -n,
+  // -r and -R in buffer's style).
+  int timeout_seconds = 0;          // --timeout SECONDS (0: no watchdog)
+  std::uint64_t input_rate = 0;     // --input-rate RATE, bytes per second (0: no limit)
+  std::uint64_t output_rate = 0;    // --output-rate RATE
+
   // The queue on a file, more outputs, inline digests.
   std::string queue_file;           // --queue-file PATH: the ring's blocks on a file
   std::vector<std::string> tees;    // --tee OUT, repeatable: more outputs beside -o
@@ -51,6 +57,13 @@ struct Options {
   int high_water = 0;                    // --high-water PCT (0: not given)
   int low_water = -1;                    // --low-water PCT (-1: not given)
 };
+
+// --next-volume changes output volumes when -o is given; without -o, it
+// changes the volumes of -i, read one after the other.
+inline bool reads_volumes(const Options& o) {
+  return o.next_volume && o.output.empty() && !o.input.empty();
+}
+inline bool writes_volumes(const Options& o) { return o.next_volume && !o.output.empty(); }
 
 // buffer 1.19's ring geometry: the 32800-byte header it reserved on amd64 is
 // kept in the block-count formula so -m gives the same number of blocks.

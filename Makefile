@@ -46,6 +46,13 @@ PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file
 LIB_SRCS := $(sort $(wildcard lib/*.cpp lib/*/*.cpp))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
 LIB_A := $(BUILD)/lib/libtk.a
+# What every program shares but the library must not do (print, exit, parse
+# a command line): linked into each tool, and into the test helpers.
+COMMON_SRCS := $(sort $(wildcard tools/common/*.cpp))
+COMMON_OBJS := $(COMMON_SRCS:%.cpp=$(BUILD)/obj/%.o)
+COMMON_A := $(BUILD)/lib/libtkcommon.a
+# The suite's one version, for every --version and the Debian package.
+VERSION := $(shell cat VERSION)
 TOOLS := $(sort $(notdir $(patsubst %/main.cpp,%,$(wildcard tools/*/main.cpp))))
 BINS := $(TOOLS:%=$(BUILD)/bin/%)
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.cpp))
@@ -88,9 +95,16 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+$(COMMON_A): $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj/tools/common/version.o: VERSION
+$(BUILD)/obj/tools/common/version.o: ALL_CXXFLAGS += -DTAPEKIT_VERSION='"$(VERSION)"'
+
 define tool_rule
 $(1)_SRCS := $$(sort $$(wildcard tools/$(1)/*.cpp))
-$(BUILD)/bin/$(1): $$($(1)_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A)
+$(BUILD)/bin/$(1): $$($(1)_SRCS:%.cpp=$(BUILD)/obj/%.o) $(COMMON_A) $(LIB_A)
 	@mkdir -p $$(@D)
 	$$(CXX) $$(ALL_CXXFLAGS) $$(TOOL_LDFLAGS) -o $$@ $$^ $$($(1)_LDLIBS) $$(LDLIBS)
 endef
@@ -100,9 +114,9 @@ $(UNIT_BIN): $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A) | deps-test
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(DIGEST_LIBS) $(LDLIBS)
 
-$(BUILD)/test-bin/%: tests/helpers/%.cpp $(LIB_A)
+$(BUILD)/test-bin/%: tests/helpers/%.cpp $(COMMON_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CXX) $(ALL_CXXFLAGS) -o $@ $< $(LIB_A) $(DIGEST_LIBS) $(LDLIBS)
+	$(CXX) $(ALL_CXXFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(DIGEST_LIBS) $(LDLIBS)
 
 $(BUILD)/test-lib/%.so: tests/shim/%.c
 	@mkdir -p $(@D)
@@ -141,9 +155,10 @@ fuzz: $(FUZZ_BINS)
 	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
 	    $$f.corpus tests/fuzz/corpus/$$n 2>$$f.log || { tail -40 $$f.log; exit 1; }; \
 	  grep -E 'stat::number_of_executed_units' $$f.log | sed "s|^|$$n: |"; done
-$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(wildcard lib/*.cpp lib/*.hpp lib/rmt/*.cpp lib/rmt/*.hpp) | deps-fuzz
+FUZZ_LIB_SRCS := $(wildcard lib/*.cpp lib/rmt/*.cpp) lib/tape/tape_status.cpp
+$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(FUZZ_LIB_SRCS) $(wildcard lib/*.hpp lib/rmt/*.hpp lib/tape/tape_status.hpp) | deps-fuzz
 	@mkdir -p $(@D)
-	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(wildcard lib/*.cpp lib/rmt/*.cpp) -pthread
+	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_SRCS) -pthread
 deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
 
 lint:

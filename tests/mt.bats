@@ -70,32 +70,50 @@ fake() { LD_PRELOAD=$FAKE_ST FAKE_ST_LOG=$BATS_TEST_TMPDIR/calls.log "$@"; }
 
 # --- command line, compared with mt-st -------------------------------------
 
-@test "mt: -h prints mt-st's long usage on stderr and exits 0" {
-  table_same_as_mt_st <<'EOF'
-0 -h
-0 -hx
-0 -f /dev/null -h status
-EOF
+# Runs our mt and mt-st with the same arguments; our output must be
+# mt-st's, with lines added only after it on stream $1 (out or err), which
+# are left in $added; both must exit 0.
+same_as_mt_st_then_more() {
+  local stream=$1 d n other=out
+  shift
+  d=$(mktemp -d "$BATS_TEST_TMPDIR/cmp.XXXXXX")
+  "$MT" "$@" >"$d/ours.out" 2>"$d/ours.err" || { echo "mt $*: exits $?"; return 1; }
+  "$MT_ST" "$@" >"$d/theirs.out" 2>"$d/theirs.err" || { echo "mt-st $*: exits $?"; return 1; }
+  n=$(wc -l <"$d/theirs.$stream")
+  head -n "$n" "$d/ours.$stream" >"$d/ours.head"
+  diff "$d/ours.head" "$d/theirs.$stream" || { echo "mt $*: $stream differs"; return 1; }
+  [ "$stream" = out ] && other=err
+  diff "$d/ours.$other" "$d/theirs.$other" || { echo "mt $*: $other differs"; return 1; }
+  tail -n +"$((n + 1))" "$d/ours.$stream" >"$d/added"
+  [ -s "$d/added" ] || { echo "mt $*: adds nothing"; return 1; }
+  added=$(cat "$d/added")
+}
+
+@test "mt: -h prints mt-st's long usage on stderr, then tapekit's extensions, and exits 0" {
+  local args
+  for args in "-h" "-hx" "-f /dev/null -h status"; do
+    # shellcheck disable=SC2086
+    same_as_mt_st_then_more err $args
+    assert_regex "$added" '^tapekit extensions:'
+  done
   run --separate-stderr "$MT" -h
   assert_equal "$output" ""
   assert_equal "$(sed -n 1p <<<"$stderr")" "usage: mt [-v] [--version] [-h] [ -f device ] command [ count ]"
 }
 
-@test "mt: -v, --version and any --v word print mt-st's version and exit 0" {
-  table_same_as_mt_st <<'EOF'
-0 -v
-0 --version
-0 --verbose
-0 -vx status
-0 -f /dev/null -v
-EOF
+@test "mt: -v, --version and any --v word print mt-st's version, then tapekit's, and exit 0" {
+  local args
+  for args in "-v" "--version" "--verbose" "-vx status" "-f /dev/null -v"; do
+    # shellcheck disable=SC2086
+    same_as_mt_st_then_more out $args
+    assert_equal "$added" "mt (tapekit) $(cat "$BATS_TEST_DIRNAME/../VERSION")"
+  done
 }
 
 @test "mt: usage errors print mt-st's short usage and exit 1" {
   table_same_as_mt_st <<'EOF'
 1
 1 -x
-1 --help
 1 -
 1 --
 1 -f

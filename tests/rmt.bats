@@ -387,7 +387,7 @@ assert_out() {
 @test "rmt: --version names the program and serves nothing" {
   run --separate-stderr "$RMT" --version </dev/null
   assert_success
-  assert_output "rmt (tapekit) 0.2"
+  assert_output "rmt (tapekit) $(cat "$BATS_TEST_DIRNAME/../VERSION")"
 }
 
 @test "rmt: a stop signal while watching for the next request ends the session at once" {

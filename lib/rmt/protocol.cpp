@@ -1,10 +1,11 @@
-// The rmt wire codec: request framing, argument decoding, replies, mtget.
+// The rmt wire codec: request framing, argument decoding, replies.
 #include "protocol.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mtio.h>
 
 namespace tk::rmt {
 
@@ -361,9 +362,12 @@ std::optional<SeekArgs> decode_seek(std::string_view a, std::string_view b, Seek
 }
 
 namespace {
-// BSD/Sun numbering (§7.3) and the Linux op codes they mean.
-constexpr std::array<int, 11> v1_to_linux{5, 1, 2, 3, 4, 6, 7, 8, 9, 13, 12};
-constexpr std::array<std::pair<int, int>, 3> extended_to_linux{{{2, 9}, {3, 13}, {4, 12}}};
+// BSD/Sun numbering (§7.3), by wire number, and the Linux op codes they mean.
+constexpr std::array<int, 11> v1_to_linux{MTWEOF, MTFSF,  MTBSF,  MTFSR,   MTBSR,  MTREW,
+                                          MTOFFL, MTNOP,  MTRETEN, MTERASE, MTEOM};
+// The "i" requests' wire numbers and the Linux op codes they mean.
+constexpr std::array<std::pair<int, int>, 3> extended_to_linux{
+    {{2, MTRETEN}, {3, MTERASE}, {4, MTEOM}}};
 }  // namespace
 
 std::optional<int> linux_op_from_v1(std::int64_t wire) {
@@ -387,56 +391,6 @@ std::optional<int> extended_op_from_linux(int linux_op) {
   for (auto [w, l] : extended_to_linux)
     if (l == linux_op) return w;
   return std::nullopt;
-}
-
-namespace {
-void put_le(std::byte* at, std::uint64_t v, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) at[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
-}
-std::uint64_t get_le(const std::byte* at, std::size_t n) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < n; ++i) v |= std::to_integer<std::uint64_t>(at[i]) << (8 * i);
-  return v;
-}
-}  // namespace
-
-std::array<std::byte, mtget_size> encode_mtget(const MtGet& m) {
-  std::array<std::byte, mtget_size> out{};
-  put_le(out.data() + 0, static_cast<std::uint64_t>(m.type), 8);
-  put_le(out.data() + 8, static_cast<std::uint64_t>(m.resid), 8);
-  put_le(out.data() + 16, static_cast<std::uint64_t>(m.dsreg), 8);
-  put_le(out.data() + 24, static_cast<std::uint64_t>(m.gstat), 8);
-  put_le(out.data() + 32, static_cast<std::uint64_t>(m.erreg), 8);
-  put_le(out.data() + 40, static_cast<std::uint32_t>(m.fileno), 4);
-  put_le(out.data() + 44, static_cast<std::uint32_t>(m.blkno), 4);
-  return out;
-}
-
-std::optional<MtGet> decode_mtget(std::span<const std::byte> bytes) {
-  if (bytes.size() != mtget_size) return std::nullopt;
-  MtGet m;
-  m.type = static_cast<std::int64_t>(get_le(bytes.data() + 0, 8));
-  m.resid = static_cast<std::int64_t>(get_le(bytes.data() + 8, 8));
-  m.dsreg = static_cast<std::int64_t>(get_le(bytes.data() + 16, 8));
-  m.gstat = static_cast<std::int64_t>(get_le(bytes.data() + 24, 8));
-  m.erreg = static_cast<std::int64_t>(get_le(bytes.data() + 32, 8));
-  m.fileno = static_cast<std::int32_t>(static_cast<std::uint32_t>(get_le(bytes.data() + 40, 4)));
-  m.blkno = static_cast<std::int32_t>(static_cast<std::uint32_t>(get_le(bytes.data() + 44, 4)));
-  return m;
-}
-
-std::optional<std::int64_t> status_field(const MtGet& m, char sub) {
-  switch (sub) {
-    case 'T': return m.type;
-    case 'D': return m.dsreg;
-    case 'E': return m.erreg;
-    case 'R': return m.resid;
-    case 'F': return m.fileno;
-    case 'B': return m.blkno;
-    case 'f': return m.gstat;  // Linux has no mt_flags; rmt-dump sends gstat
-    case 'b': return 0;        // mt_bf: no optimal blocking factor to report
-    default: return std::nullopt;
-  }
 }
 
 void append_ok(std::string& out, std::uint64_t value) {

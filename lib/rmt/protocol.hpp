@@ -1,6 +1,7 @@
 // The rmt wire codec: framing of requests and replies, open flags, seek
-// argument order, op-code mapping and struct mtget. Knows no Tape; both the
-// server (tools/rmt) and the remote backend (lib/tape/remote_tape) use it.
+// argument order and op-code mapping. Knows no Tape; both the server
+// (tools/rmt) and the remote backend (lib/tape/remote_tape) use it. The S
+// reply's struct mtget is the tape's (lib/tape/tape_status.hpp).
 // Reference: rmt-protocol.md (section numbers below refer to it).
 #pragma once
 
@@ -171,37 +172,6 @@ inline constexpr std::int64_t tapekit_acknowledge_op = 29806;
 inline constexpr std::int64_t pipeline_version = 1;
 inline constexpr std::size_t pipelined_max_requests = 512;
 std::optional<int> extended_op_from_linux(int linux_op);
-
-// Linux x86-64 struct mtget, the S reply payload (§8.1).
-struct MtGet {
-  std::int64_t type = 0;
-  std::int64_t resid = 0;
-  std::int64_t dsreg = 0;
-  std::int64_t gstat = 0;
-  std::int64_t erreg = 0;
-  std::int32_t fileno = 0;
-  std::int32_t blkno = 0;
-};
-inline constexpr std::size_t mtget_size = 48;
-// mt_gstat bits (GMT_*).
-namespace gstat {
-inline constexpr std::int64_t eof = 0x80000000;
-inline constexpr std::int64_t bot = 0x40000000;
-inline constexpr std::int64_t eot = 0x20000000;
-inline constexpr std::int64_t sm = 0x10000000;
-inline constexpr std::int64_t eod = 0x08000000;
-inline constexpr std::int64_t wr_prot = 0x04000000;
-inline constexpr std::int64_t online = 0x01000000;
-inline constexpr std::int64_t dr_open = 0x00040000;
-inline constexpr std::int64_t im_rep_en = 0x00010000;
-inline constexpr std::int64_t cln = 0x00008000;
-}  // namespace gstat
-
-std::array<std::byte, mtget_size> encode_mtget(const MtGet& m);
-// Decodes a 48-byte struct; nullopt for any other size.
-std::optional<MtGet> decode_mtget(std::span<const std::byte> bytes);
-// The value of an "s<c>" sub-command (§8.2); nullopt for an unknown c.
-std::optional<std::int64_t> status_field(const MtGet& m, char sub);
 
 // Reply formatting, appended to out: "A<n>\n" and "E<errno>\n<text>\n"
 // (the text one ASCII line under 79 bytes, errno never 0).

@@ -72,29 +72,6 @@ class SigpipeGuard {
   bool was_pending_ = false;
 };
 
-// The status an S reply or s fields describe, in portable form.
-TapeStatus from_mtget(const rmt::MtGet& m) {
-  TapeStatus s;
-  s.drive_type = static_cast<long>(m.type);
-  s.partition = static_cast<long>(m.resid);
-  s.block_size = static_cast<std::uint32_t>(m.dsreg & 0xffffff);
-  s.density = static_cast<std::uint32_t>((m.dsreg >> 24) & 0xff);
-  s.soft_errors = static_cast<long>(m.erreg);
-  s.file_number = m.fileno;
-  s.block_number = m.blkno;
-  s.eof = (m.gstat & rmt::gstat::eof) != 0;
-  s.bot = (m.gstat & rmt::gstat::bot) != 0;
-  s.eot = (m.gstat & rmt::gstat::eot) != 0;
-  s.sm = (m.gstat & rmt::gstat::sm) != 0;
-  s.eod = (m.gstat & rmt::gstat::eod) != 0;
-  s.write_protected = (m.gstat & rmt::gstat::wr_prot) != 0;
-  s.online = (m.gstat & rmt::gstat::online) != 0;
-  s.door_open = (m.gstat & rmt::gstat::dr_open) != 0;
-  s.immediate_report = (m.gstat & rmt::gstat::im_rep_en) != 0;
-  s.cleaning_requested = (m.gstat & rmt::gstat::cln) != 0;
-  return s;
-}
-
 // Pipelined rmt: the window starts small and doubles while the link could
 // carry more (see write_pipelined), up to the memory a client may hold in
 // records not yet known to be on the tape.
@@ -102,8 +79,9 @@ constexpr std::size_t initial_write_window = std::size_t{2} << 20;
 constexpr std::size_t max_window = std::size_t{64} << 20;
 constexpr std::size_t initial_read_window = 4;
 
-constexpr int default_connect_timeout = 30;
-constexpr int max_connect_timeout = 86400;
+// How long status() waits for the S reply before sending the newline that
+// GNU rmt up to tar 1.35 waits for.
+constexpr int s_reply_wait_ms = 2000;
 
 // The option wins; the environment is read with secure_getenv like RSH, and
 // a value that is not a number of seconds is an error, not a silent default.
@@ -383,16 +361,16 @@ TapeStatus RemoteTape::status() {
   if (version_ == Version::v1) {
     // One field at a time; the error register first, since some drivers
     // clear it when it is read (§8.2).
-    rmt::MtGet m;
+    MtGet m;
     struct Field {
       char sub;
-      std::int64_t rmt::MtGet::*value;
+      std::int64_t MtGet::*value;
       bool may_be_unknown;
     };
     static constexpr Field fields[] = {
-        {'E', &rmt::MtGet::erreg, false}, {'T', &rmt::MtGet::type, false},
-        {'D', &rmt::MtGet::dsreg, false}, {'R', &rmt::MtGet::resid, true},
-        {'f', &rmt::MtGet::gstat, false},
+        {'E', &MtGet::erreg, false}, {'T', &MtGet::type, false},
+        {'D', &MtGet::dsreg, false}, {'R', &MtGet::resid, true},
+        {'f', &MtGet::gstat, false},
     };
     for (const auto& f : fields) {
       send(std::string("s") + f.sub, "status");
@@ -408,14 +386,14 @@ TapeStatus RemoteTape::status() {
       std::int32_t v = r.ok ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX)) : -1;
       (sub == 'F' ? m.fileno : m.blkno) = v;
     }
-    return from_mtget(m);
+    return status_from_mtget(m);
   }
   send("S", "status");
   // GNU rmt up to tar 1.35 waits for a newline after S, which BSD-lineage
   // servers would take as a garbage command: send it only if no reply comes.
   rmt::Reply r;
   if (!in_->buffered()) {
-    source_->set_timeout(2000);
+    source_->set_timeout(s_reply_wait_ms);
     try {
       r = rmt::read_reply(*in_);
       source_->set_timeout(-1);
@@ -433,10 +411,10 @@ TapeStatus RemoteTape::status() {
   std::string raw(static_cast<std::size_t>(r.value), '\0');
   auto bytes = std::as_writable_bytes(std::span(raw.data(), raw.size()));
   if (in_->read_exact(bytes) < raw.size()) lose_connection("status", "connection lost");
-  auto m = rmt::decode_mtget(bytes);
+  auto m = decode_mtget(bytes);
   if (!m) throw Error(EPROTO, "tape status of " + name() + " (" + std::to_string(raw.size()) +
                                   "-byte struct mtget not understood)");
-  return from_mtget(*m);
+  return status_from_mtget(*m);
 }
 
 bool RemoteTape::server_is_tapekit(const std::string& action) {
@@ -688,7 +666,7 @@ void RemoteTape::step_back(std::uint64_t records, std::uint64_t bytes, bool pass
   if (passed_end) {
     send("sf", "read-ahead");
     rmt::Reply r = receive("read-ahead");
-    if (!r.ok || (r.value & rmt::gstat::eod) == 0) op(MtOp::bsf, 1);
+    if (!r.ok || (static_cast<std::uint64_t>(r.value) & gmt::eod) == 0) op(MtOp::bsf, 1);
   }
   if (records == 0) return;
   try {

@@ -41,8 +41,6 @@ namespace {
 using simh::Kind;
 using simh::Object;
 
-constexpr long scsi2_drive = 0x72;  // MT_ISSCSI2
-
 std::uint64_t file_size(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
@@ -170,7 +168,7 @@ class SimhTape final : public Tape {
     request_start_ = here();
     flush_staged();  // MTIOCGET flushes the driver's buffer too
     TapeStatus s;
-    s.drive_type = scsi2_drive;
+    s.drive_type = MT_ISSCSI2;
     s.partition = 0;
     s.soft_errors = 0;
     s.write_protected = state_.write_protect || file_protected_;

@@ -8,59 +8,6 @@
 
 namespace tk {
 
-TapeStatus status_from_mtget(const MtGet& g) {
-  TapeStatus s;
-  auto bits = static_cast<unsigned long>(g.gstat);
-  auto dsreg = static_cast<unsigned long>(g.dsreg);
-  s.drive_type = g.type;
-  s.partition = g.resid;
-  s.file_number = g.fileno;
-  s.block_number = g.blkno;
-  s.block_size = static_cast<std::uint32_t>(dsreg & 0xffffffUL);
-  s.density = static_cast<std::uint32_t>((dsreg & 0xff000000UL) >> 24);
-  s.soft_errors = g.erreg;
-  s.eof = (bits & gmt::eof) != 0;
-  s.bot = (bits & gmt::bot) != 0;
-  s.eot = (bits & gmt::eot) != 0;
-  s.sm = (bits & gmt::sm) != 0;
-  s.eod = (bits & gmt::eod) != 0;
-  s.write_protected = (bits & gmt::wr_prot) != 0;
-  s.online = (bits & gmt::online) != 0;
-  s.door_open = (bits & gmt::dr_open) != 0;
-  s.immediate_report = (bits & gmt::im_rep_en) != 0;
-  s.cleaning_requested = (bits & gmt::cln) != 0;
-  s.compression = false;
-  s.compression_known = false;
-  return s;
-}
-
-MtGet mtget_from_status(const TapeStatus& s) {
-  MtGet g;
-  g.type = s.drive_type;
-  g.resid = s.partition;
-  g.dsreg = static_cast<long>((static_cast<unsigned long>(s.density & 0xffU) << 24) |
-                              (s.block_size & 0xffffffU));
-  unsigned long bits = 0;
-  if (s.eof) bits |= gmt::eof;
-  if (s.bot) bits |= gmt::bot;
-  if (s.eot) bits |= gmt::eot;
-  if (s.sm) bits |= gmt::sm;
-  if (s.eod) bits |= gmt::eod;
-  if (s.write_protected) bits |= gmt::wr_prot;
-  if (s.online) bits |= gmt::online;
-  if (s.density == 3) bits |= gmt::d_6250;
-  if (s.density == 2) bits |= gmt::d_1600;
-  if (s.density == 1) bits |= gmt::d_800;
-  if (s.door_open) bits |= gmt::dr_open;
-  if (s.immediate_report) bits |= gmt::im_rep_en;
-  if (s.cleaning_requested) bits |= gmt::cln;
-  g.gstat = static_cast<long>(bits);
-  g.erreg = s.soft_errors;
-  g.fileno = static_cast<int>(s.file_number);
-  g.blkno = static_cast<int>(s.block_number);
-  return g;
-}
-
 StTape::StTape(Fd fd, std::string name) : Tape(std::move(name)), fd_(std::move(fd)) {}
 
 std::size_t StTape::read(std::span<std::byte> buf) { return read_record(fd_.get(), buf, name()); }
@@ -77,8 +24,8 @@ void StTape::op(MtOp op, int count) {
   if (::ioctl(fd_.get(), MTIOCTOP, &request) == -1) throw_syscall_error("ioctl " + name());
 }
 
-MtGet StTape::raw_status() {
-  mtget g{};
+MtGet StTape::read_mtget() {
+  struct mtget g {};
   if (retry_eintr([&] { return ::ioctl(fd_.get(), MTIOCGET, &g); }) == -1)
     throw_syscall_error("ioctl " + name());
   MtGet out;
@@ -92,7 +39,12 @@ MtGet StTape::raw_status() {
   return out;
 }
 
-TapeStatus StTape::status() { return status_from_mtget(raw_status()); }
+TapeStatus StTape::status() { return status_from_mtget(read_mtget()); }
+
+StatusReport StTape::status_report() {
+  MtGet raw = read_mtget();
+  return {raw, status_from_mtget(raw)};
+}
 
 std::int64_t StTape::tell() {
   mtpos pos{};

@@ -8,71 +8,54 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <sys/mtio.h>
 #include <sys/types.h>
+
+#include "tape_status.hpp"
 
 namespace tk {
 
-// MTIOCTOP operations. The values are Linux's <sys/mtio.h> op codes, so the
-// st backend and rmt's raw "I" requests pass them through unchanged.
+// MTIOCTOP operations, valued as Linux's <sys/mtio.h> op codes, so the st
+// backend and rmt's raw "I" requests pass them through unchanged.
 enum class MtOp : int {
-  reset = 0,
-  fsf = 1,
-  bsf = 2,
-  fsr = 3,
-  bsr = 4,
-  weof = 5,
-  rewind = 6,
-  offline = 7,
-  nop = 8,
-  retension = 9,
-  bsfm = 10,
-  fsfm = 11,
-  eom = 12,
-  erase = 13,
-  ras1 = 14,
-  ras2 = 15,
-  ras3 = 16,
-  setblk = 20,
-  setdensity = 21,
-  seek = 22,
-  tell = 23,
-  setdrvbuffer = 24,
-  fss = 25,
-  bss = 26,
-  wsm = 27,
-  lock = 28,
-  unlock = 29,
-  load = 30,
-  unload = 31,
-  compression = 32,
-  setpart = 33,
-  mkpart = 34,
-  weofi = 35,
+  reset = MTRESET,
+  fsf = MTFSF,
+  bsf = MTBSF,
+  fsr = MTFSR,
+  bsr = MTBSR,
+  weof = MTWEOF,
+  rewind = MTREW,
+  offline = MTOFFL,
+  nop = MTNOP,
+  retension = MTRETEN,
+  bsfm = MTBSFM,
+  fsfm = MTFSFM,
+  eom = MTEOM,
+  erase = MTERASE,
+  ras1 = MTRAS1,
+  ras2 = MTRAS2,
+  ras3 = MTRAS3,
+  setblk = MTSETBLK,
+  setdensity = MTSETDENSITY,
+  seek = MTSEEK,
+  tell = MTTELL,
+  setdrvbuffer = MTSETDRVBUFFER,
+  fss = MTFSS,
+  bss = MTBSS,
+  wsm = MTWSM,
+  lock = MTLOCK,
+  unlock = MTUNLOCK,
+  load = MTLOAD,
+  unload = MTUNLOAD,
+  compression = MTCOMPRESSION,
+  setpart = MTSETPART,
+  mkpart = MTMKPART,
+  weofi = 35,  // MTWEOFI, which only <linux/mtio.h> defines
 };
 
-// A portable snapshot of MTIOCGET. Status bits are kept as booleans; the st
-// backend and the rmt codec convert to and from struct mtget.
-struct TapeStatus {
-  long drive_type = 0x72;  // mt_type: MT_ISSCSI2
-  long partition = 0;      // st puts the partition in mt_resid
-  std::int64_t file_number = -1;   // -1 = unknown
-  std::int64_t block_number = -1;  // -1 = unknown
-  std::uint32_t block_size = 0;    // 0 = variable
-  std::uint32_t density = 0;
-  long soft_errors = 0;  // mt_erreg
-  bool bot = false;
-  bool eof = false;
-  bool eot = false;
-  bool sm = false;
-  bool eod = false;
-  bool write_protected = false;
-  bool online = false;
-  bool door_open = false;
-  bool immediate_report = false;
-  bool cleaning_requested = false;
-  bool compression = false;
-  bool compression_known = false;  // false where the device cannot report it
-};
+// OpenOptions::connect_timeout's default and its largest value, in seconds.
+inline constexpr int default_connect_timeout = 30;
+inline constexpr int max_connect_timeout = 86400;
 
 // Options for opening a name; the remote fields apply to [user@]host:path.
 struct OpenOptions {
@@ -95,6 +78,12 @@ struct OpenOptions {
   bool pipelined_writes = true;
 };
 
+// What MTIOCGET reported, and its portable reading.
+struct StatusReport {
+  MtGet mtget;
+  TapeStatus status;
+};
+
 class Tape {
  public:
   virtual ~Tape() = default;
@@ -110,6 +99,9 @@ class Tape {
   virtual void write(std::span<const std::byte> data) = 0;
   virtual void op(MtOp op, int count) = 0;
   virtual TapeStatus status() = 0;
+  // status() and the struct mtget it comes as: the driver's own where there
+  // is a driver (st), else the one a SCSI-2 drive would report. One query.
+  virtual StatusReport status_report();
   // MTIOCPOS: the logical block address.
   virtual std::int64_t tell() = 0;
   // lseek(2) semantics; tapes that cannot seek throw Error(ESPIPE/ENOTTY).

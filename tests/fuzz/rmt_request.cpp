@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../../lib/rmt/protocol.hpp"
+#include "../../lib/tape/tape_status.hpp"
 
 namespace {
 
@@ -25,7 +26,7 @@ void decode(const tk::rmt::Request& r) {
       }
       (void)parse_number(r.lines[1]);
       break;
-    case 's': (void)status_field(MtGet{}, r.sub); break;
+    case 's': (void)tk::mtget_field(tk::MtGet{}, r.sub); break;
     default: break;
   }
 }
@@ -77,7 +78,7 @@ void fuzz_replies(const std::uint8_t* data, std::size_t size) {
       if (r.ok && r.value <= 4096) {
         body.resize(static_cast<std::size_t>(r.value));
         if (in.read_exact(body) < body.size()) break;
-        (void)decode_mtget(body);
+        (void)tk::decode_mtget(body);
       }
     }
   } catch (const ProtocolError&) {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
 #include "../../lib/size.hpp"
+#include "../../tools/common/run_main.hpp"
 
 int main(int argc, char** argv) {
   tk::ExitPolicy policy;

@@ -15,8 +15,8 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
 #include "../../lib/size.hpp"
+#include "../../tools/common/run_main.hpp"
 
 int main(int argc, char** argv) {
   return tk::run_main("open-beneath", tk::ExitPolicy{}, [&] {

@@ -21,9 +21,9 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
 #include "../../lib/size.hpp"
 #include "../../lib/tape/tape.hpp"
+#include "../../tools/common/run_main.hpp"
 
 namespace {
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
 #include "../../lib/size.hpp"
+#include "../../tools/common/run_main.hpp"
 #include "loopback.hpp"
 
 namespace {

@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
 #include "../../lib/size.hpp"
+#include "../../tools/common/run_main.hpp"
 #include "loopback.hpp"
 #include "wan_link.hpp"
 

@@ -1,5 +1,6 @@
 // The rmt codec's decoders: one table row per input (rmt-protocol.md §5, §6, §7).
 #include "../../lib/rmt/protocol.hpp"
+#include "../../lib/tape/tape_status.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -101,25 +102,25 @@ TEST(RmtOps, V1NumbersMapToLinuxAndBack) {
 }
 
 TEST(RmtMtget, Encodes48LittleEndianBytes) {
-  MtGet m;
+  tk::MtGet m;
   m.type = 0x72;
   m.dsreg = 0x40000200;
   m.gstat = 0x41000000;
   m.fileno = 2;
   m.blkno = 5;
-  auto bytes = encode_mtget(m);
+  auto bytes = tk::encode_mtget(m);
   EXPECT_EQ(std::to_integer<int>(bytes[0]), 0x72);
   EXPECT_EQ(std::to_integer<int>(bytes[17]), 0x02);
   EXPECT_EQ(std::to_integer<int>(bytes[27]), 0x41);
   EXPECT_EQ(std::to_integer<int>(bytes[40]), 2);
   EXPECT_EQ(std::to_integer<int>(bytes[44]), 5);
-  auto back = decode_mtget(bytes);
+  auto back = tk::decode_mtget(bytes);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->dsreg, m.dsreg);
   EXPECT_EQ(back->blkno, 5);
-  EXPECT_FALSE(decode_mtget(std::span(bytes).first(24)));
-  EXPECT_EQ(status_field(m, 'f'), 0x41000000);
-  EXPECT_FALSE(status_field(m, 'X'));
+  EXPECT_FALSE(tk::decode_mtget(std::span(bytes).first(24)));
+  EXPECT_EQ(tk::mtget_field(m, 'f'), 0x41000000);
+  EXPECT_FALSE(tk::mtget_field(m, 'X'));
 }
 
 TEST(RmtReplies, StayShortAndNeverSendErrnoZero) {

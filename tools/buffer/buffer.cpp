@@ -23,7 +23,8 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/main.hpp"
+#include "../common/run_main.hpp"
+#include "../common/version.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/simh_tape.hpp"
@@ -1132,6 +1133,10 @@ int run(const Options& options) {
   if (options.help) {
     std::fputs(kUsageText, stdout);
     std::fputs(kHelpText, stdout);
+    return kExitOk;
+  }
+  if (options.version) {
+    std::fputs(version_line("buffer").c_str(), stdout);
     return kExitOk;
   }
   if (options.next_volume && options.output.empty() && options.input.empty())

@@ -8,9 +8,7 @@ namespace tk::buffer {
 
 // Exit statuses of buffer 1.19: 255 for anything before the two processes
 // exist, 254 for anything after (including signals and a broken pipe).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitSetup = 255;
-inline constexpr int kExitRuntime = 254;
+enum Exit : int { kExitOk = 0, kExitSetup = 255, kExitRuntime = 254 };
 
 // Opens input and output, creates the ring, forks the writer and runs the
 // reader; returns the exit status. Runs inside tk::run_main.

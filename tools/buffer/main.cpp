@@ -9,7 +9,7 @@
 //  - non-blocking descriptors and partial writes just work;
 //  - queued data is written out on SIGINT/SIGTERM unless a second one comes;
 //  - write errors name the output and say how many bytes reached it.
-#include "../../lib/main.hpp"
+#include "../common/run_main.hpp"
 #include "buffer.hpp"
 
 int main(int argc, char** argv) {

@@ -51,33 +51,13 @@ const char* const kHelpText =
     "  --verify    read each volume back and compare its digest\n"
     "  --json      --interval lines and the summary as one JSON object per line\n"
     "  --size BYTES  the input's length, for an ETA (a regular file's is known)\n"
-    "  --high-water PCT, --low-water PCT  write from PCT full down to PCT, then wait\n";
+    "  --high-water PCT, --low-water PCT  write from PCT full down to PCT, then wait\n"
+    "  --help      print this text and exit\n"
+    "  --version   print the version and exit\n";
 
 namespace {
 
 [[noreturn]] void fail_exact(const std::string& line) { throw ExactExit(kExitSetup, line + "\n"); }
-
-// getopt's wording, as glibc prints it for buffer 1.19.
-[[noreturn]] void rethrow_as_getopt(const cxxopts::exceptions::parsing& e) {
-  std::string name = cxxopts_option_name(e.what());
-  std::string dashed = name.size() == 1 ? "-- '" + name + "'" : "'--" + name + "'";
-  if (dynamic_cast<const cxxopts::exceptions::no_such_option*>(&e))
-    throw UsageError(name.size() == 1 ? "invalid option " + dashed
-                                      : "unrecognized option " + dashed);
-  if (dynamic_cast<const cxxopts::exceptions::invalid_option_syntax*>(&e)) {
-    // "-?" and the like: to getopt, an unknown option letter.
-    std::string letters = name.substr(name.find_first_not_of('-') == std::string::npos
-                                          ? name.size()
-                                          : name.find_first_not_of('-'));
-    throw UsageError(letters.empty() ? "invalid option -- '" + name + "'"
-                                     : "invalid option -- '" + letters.substr(0, 1) + "'");
-  }
-  if (dynamic_cast<const cxxopts::exceptions::missing_argument*>(&e) ||
-      dynamic_cast<const cxxopts::exceptions::option_requires_argument*>(&e))
-    throw UsageError(name.size() == 1 ? "option requires an argument " + dashed
-                                      : "option " + dashed + " requires an argument");
-  throw UsageError(e.what());
-}
 
 // A malformed value is reported on one line, without the usage text. As in
 // 1.19 (sscanf), leading blanks are skipped and a minus sign is read, so that
@@ -216,13 +196,14 @@ Options parse_options(int argc, char** argv) {
       ("json", "", cxxopts::value<bool>())
       ("size", "", cxxopts::value<std::string>())
       ("high-water", "", cxxopts::value<std::string>())
-      ("low-water", "", cxxopts::value<std::string>());
+      ("low-water", "", cxxopts::value<std::string>())
+      ("version", "", cxxopts::value<bool>());
 
   cxxopts::ParseResult parsed;
   try {
     parsed = spec.parse(argc, argv);
   } catch (const cxxopts::exceptions::parsing& e) {
-    rethrow_as_getopt(e);
+    throw_getopt_error(e);
   }
 
   Options o;
@@ -311,6 +292,8 @@ Options parse_options(int argc, char** argv) {
       o.plain_remote = true;
     } else if (key == "help") {
       o.help = true;
+    } else if (key == "version") {
+      o.version = true;
     } else if (key == "json") {
       o.json = true;
     } else if (key == "size") {

@@ -36,6 +36,8 @@ struct Options {
   int connect_timeout = -1;        // --connect-timeout SECONDS (-1: default)
   bool plain_remote = false;       // --plain-remote
   bool help = false;               // --help
+  bool version = false;            // --version
+
   // The watchdog, reading across volumes and rate limits (mbuffer's -W, -n,
   // -r and -R in buffer's style).
   int timeout_seconds = 0;          // --timeout SECONDS (0: no watchdog)

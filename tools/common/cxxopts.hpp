@@ -1,6 +1,6 @@
 // cxxopts as the tools use it: one include with the same configuration, and
-// the option name out of its error messages, so each tool can word its own
-// getopt-style diagnostics. Tools only: lib/ never sees cxxopts.
+// its errors in getopt's words, as every tool prints them. Tools only: lib/
+// never sees cxxopts.
 #pragma once
 
 // cxxopts' own option scanner instead of std::regex: smaller, faster to
@@ -24,5 +24,10 @@ inline std::string cxxopts_option_name(const std::string& message) {
   if (close == std::string::npos) return message;
   return message.substr(open, close - open);
 }
+
+// Rethrows a cxxopts parse error as the UsageError glibc's getopt would word
+// it ("invalid option -- 'x'", "option requires an argument -- 's'",
+// "unrecognized option '--foo'"), the words the replaced programs print.
+[[noreturn]] void throw_getopt_error(const cxxopts::exceptions::parsing& e);
 
 }  // namespace tk

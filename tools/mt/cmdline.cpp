@@ -4,8 +4,8 @@
 // file reproduces that scan by hand, because a getopt-style parser (cxxopts)
 // would accept and reject different command lines. The long options tapekit
 // adds (--json, --rsh-command, --rmt-command, --connect-timeout,
-// --plain-remote, --file) are words mt-st answers
-// with its short usage, so recognising them breaks no mt-st command line.
+// --plain-remote, --file, --help) are words mt-st answers with its short
+// usage, so recognising them breaks no mt-st command line.
 #include "cmdline.hpp"
 
 #include <cstdlib>
@@ -14,9 +14,10 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/size.hpp"
+#include "../common/version.hpp"
 #include "commands.hpp"
 
-namespace mt {
+namespace tk::mt {
 namespace {
 
 [[noreturn]] void usage_exit(bool explain, Exit status, std::string before = {}) {
@@ -42,7 +43,8 @@ bool long_option(std::string_view word, std::string_view name, int& argn, int ar
 }  // namespace
 
 std::string version_text() {
-  return std::string("mt-st v. 1.7\ndefault tape device: ") + default_device + "\n";
+  return std::string("mt-st v. 1.7\ndefault tape device: ") + default_device + "\n" +
+         tk::version_line("mt");
 }
 
 Invocation parse_command_line(int argc, char** argv) {
@@ -51,6 +53,10 @@ Invocation parse_command_line(int argc, char** argv) {
   int argn = 1;
   for (; argn < argc && argv[argn][0] == '-'; ++argn) {
     std::string_view word = argv[argn];
+    if (word == "--help") {
+      inv.show_help = true;
+      return inv;
+    }
     if (word == "--json") {
       inv.json = true;
       continue;
@@ -65,7 +71,7 @@ Invocation parse_command_line(int argc, char** argv) {
       continue;
     if (long_option(word, "--connect-timeout", argn, argc, argv, value)) {
       inv.open_options.connect_timeout =
-          static_cast<int>(tk::parse_count(value, "--connect-timeout", 0, 86400));
+          static_cast<int>(tk::parse_count(value, "--connect-timeout", 0, tk::max_connect_timeout));
       continue;
     }
     if (long_option(word, "--file", argn, argc, argv, value)) {
@@ -81,7 +87,7 @@ Invocation parse_command_line(int argc, char** argv) {
         have_device = true;
         break;
       case 'h':
-        usage_exit(true, Exit::ok);
+        throw tk::ExactExit(static_cast<int>(Exit::ok), help_text());
       case 'v':
         inv.show_version = true;
         return inv;
@@ -115,4 +121,4 @@ Invocation parse_command_line(int argc, char** argv) {
   return inv;
 }
 
-}  // namespace mt
+}  // namespace tk::mt

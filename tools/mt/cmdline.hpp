@@ -6,7 +6,7 @@
 
 #include "../../lib/tape/tape.hpp"
 
-namespace mt {
+namespace tk::mt {
 
 // mt-st's exit statuses (tape-semantics.md §1.4).
 enum class Exit : int {
@@ -20,6 +20,7 @@ inline constexpr const char* default_device = "/dev/tape";
 
 struct Invocation {
   bool show_version = false;
+  bool show_help = false;  // --help: the -h text on stdout
   std::string device;
   std::string command;
   std::vector<std::string> args;
@@ -28,10 +29,10 @@ struct Invocation {
 };
 
 // Scans argv as mt-st does. -h and usage errors throw tk::ExactExit carrying
-// mt-st's text and status.
+// mt-st's text and status (-h adds tapekit's extensions after it).
 Invocation parse_command_line(int argc, char** argv);
 
-// `mt -v`.
+// `mt -v`: mt-st's two lines, then tapekit's version line.
 std::string version_text();
 
-}  // namespace mt
+}  // namespace tk::mt

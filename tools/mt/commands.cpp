@@ -15,12 +15,11 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/tape/st_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "status_text.hpp"
 #include "session.hpp"
 
-namespace mt {
+namespace tk::mt {
 namespace {
 
 enum class Access { none, read, read_write };
@@ -30,20 +29,21 @@ enum Tests : unsigned { no_tests = 0, online = 1, write_protect = 2 };
 
 constexpr int many_args = 255;
 
-// MTSETDRVBUFFER sub-commands (tape-semantics.md §2.3).
-constexpr std::uint32_t st_options_mask = 0xf0000000;
-constexpr std::uint32_t st_booleans = 0x10000000;
-constexpr std::uint32_t st_write_threshold = 0x20000000;
-constexpr std::uint32_t st_set_booleans = 0x30000000;
-constexpr std::uint32_t st_clear_booleans = 0x40000000;
-constexpr std::uint32_t st_def_blksize = 0x50000000;
-constexpr std::uint32_t st_def_options = 0x60000000;
-constexpr std::uint32_t st_def_density = 0x60100000;
-constexpr std::uint32_t st_def_compression = 0x60200000;
-constexpr std::uint32_t st_def_drvbuffer = 0x60300000;
-constexpr std::uint32_t st_timeouts = 0x70000000;
-constexpr std::uint32_t st_long_timeout = 0x70100000;
-constexpr std::uint32_t st_set_cln = 0x80000000;
+// MTSETDRVBUFFER sub-commands (tape-semantics.md §2.3); the last three are
+// in <linux/mtio.h> only, which cannot be included beside <sys/mtio.h>.
+constexpr std::uint32_t st_options_mask = MT_ST_OPTIONS;
+constexpr std::uint32_t st_booleans = MT_ST_BOOLEANS;
+constexpr std::uint32_t st_write_threshold = MT_ST_WRITE_THRESHOLD;
+constexpr std::uint32_t st_set_booleans = MT_ST_SETBOOLEANS;
+constexpr std::uint32_t st_clear_booleans = MT_ST_CLEARBOOLEANS;
+constexpr std::uint32_t st_def_blksize = MT_ST_DEF_BLKSIZE;
+constexpr std::uint32_t st_def_options = MT_ST_DEF_OPTIONS;
+constexpr std::uint32_t st_def_density = MT_ST_DEF_DENSITY;
+constexpr std::uint32_t st_def_compression = MT_ST_DEF_COMPRESSION;
+constexpr std::uint32_t st_def_drvbuffer = MT_ST_DEF_DRVBUFFER;
+constexpr std::uint32_t st_timeouts = 0x70000000;  // MT_ST_SET_TIMEOUT
+constexpr std::uint32_t st_long_timeout = 0x70100000;  // MT_ST_SET_LONG_TIMEOUT
+constexpr std::uint32_t st_set_cln = 0x80000000;  // MT_ST_SET_CLN
 
 struct Command;
 using Handler = int (*)(Session&, const Command&, const Args&);
@@ -96,22 +96,6 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 // narrowing as modulo 2^32, which is what mt-st's compiler does).
 int c_count(const std::string& text) {
   return static_cast<int>(std::strtol(text.c_str(), nullptr, 0));
-}
-
-// The raw mtget where the backend has one (st), else the one a SCSI-2 drive
-// would report for the backend's status.
-struct Snapshot {
-  tk::MtGet raw;
-  tk::TapeStatus status;
-};
-
-Snapshot take_snapshot(tk::Tape& tape) {
-  if (auto* st = dynamic_cast<tk::StTape*>(&tape)) {
-    tk::MtGet raw = st->raw_status();
-    return {raw, tk::status_from_mtget(raw)};
-  }
-  tk::TapeStatus s = tape.status();
-  return {tk::mtget_from_status(s), s};
 }
 
 int device_op(Session& s, tk::MtOp op, int count) {
@@ -219,13 +203,13 @@ int do_tell(Session& s, const Command&, const Args&) {
 }
 
 int do_status(Session& s, const Command&, const Args&) {
-  Snapshot snap;
-  if (int e = attempt([&] { snap = take_snapshot(*s.tape); })) {
+  tk::StatusReport report;
+  if (int e = attempt([&] { report = s.tape->status_report(); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
-  std::cout << (s.inv.json ? status_json(s.inv.device, snap.raw, snap.status)
-                           : status_text(snap.raw));
+  std::cout << (s.inv.json ? status_json(s.inv.device, report.mtget, report.status)
+                           : status_text(report.mtget));
   return 0;
 }
 
@@ -371,10 +355,10 @@ const Command& find_command(const std::string& word) {
 // drives only). The write-protect hint comes when the bit is set, as in 1.8
 // (1.7 printed it when the bit was clear).
 void explain_failure(Session& s, const Command& c) {
-  Snapshot snap;
-  if (attempt([&] { snap = take_snapshot(*s.tape); })) return;
-  if (snap.raw.type != 0x71 && snap.raw.type != 0x72) return;
-  auto gstat = static_cast<unsigned long>(snap.raw.gstat);
+  tk::StatusReport report;
+  if (attempt([&] { report = s.tape->status_report(); })) return;
+  if (report.mtget.type != MT_ISSCSI1 && report.mtget.type != MT_ISSCSI2) return;
+  auto gstat = static_cast<std::uint64_t>(report.mtget.gstat);
   if ((c.tests & online) && !(gstat & tk::gmt::online))
     s.diagnostics += "mt: The device is offline (not powered on, no tape ?).\n";
   if ((c.tests & write_protect) && (gstat & tk::gmt::wr_prot))
@@ -401,6 +385,22 @@ std::string usage_text(bool explain) {
     }
   }
   return out;
+}
+
+std::string help_text() {
+  return usage_text(true) +
+         "tapekit extensions:\n"
+         "  vt-create capacity   make a blank virtual tape (*.tap); capacity 0: unlimited\n"
+         "  vt-protect 1|0       set or clear a virtual tape's write protection\n"
+         "  verify               check a virtual tape's structure, report the first damage\n"
+         "  --json               status and tell as one JSON object\n"
+         "  -f [user@]host:path  a remote drive, through the rmt protocol\n"
+         "  --rsh-command=cmd    remote shell for host:path (default $RSH, else ssh)\n"
+         "  --rmt-command=cmd    rmt on the remote host (default $RMT, else /etc/rmt)\n"
+         "  --connect-timeout=seconds  give up on a silent host (default 30; 0: wait)\n"
+         "  --plain-remote       host:x.tap may be a plain file where rmt is not tapekit's\n"
+         "  --file=device        the same as -f device\n"
+         "  --help               this text, on standard output\n";
 }
 
 int run_command(const Invocation& inv) {
@@ -449,4 +449,4 @@ int run_command(const Invocation& inv) {
   return status;
 }
 
-}  // namespace mt
+}  // namespace tk::mt

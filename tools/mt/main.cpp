@@ -14,23 +14,31 @@
 //    --rsh-command and --rmt-command (words mt-st rejects as usage errors);
 //  - --json status prints one JSON object;
 //  - virtual tapes (*.tap): vt-create, vt-protect and verify, which match only
-//    when typed in full, so every abbreviation mt-st accepts means the same.
-#include "../../lib/main.hpp"
+//    when typed in full, so every abbreviation mt-st accepts means the same;
+//  - -h lists these extensions after mt-st's usage, --help prints the same on
+//    standard output and exits 0 (mt-st: short usage, exit 1), and -v adds
+//    tapekit's version line after mt-st's two.
+#include <iostream>
+
+#include "../common/run_main.hpp"
 #include "cmdline.hpp"
 #include "commands.hpp"
 
-#include <iostream>
-
 int main(int argc, char** argv) {
+  using tk::mt::Exit;
   tk::ExitPolicy policy;
-  policy.usage = static_cast<int>(mt::Exit::usage);
-  policy.failure = static_cast<int>(mt::Exit::device);
+  policy.usage = static_cast<int>(Exit::usage);
+  policy.failure = static_cast<int>(Exit::device);
   return tk::run_main("mt", policy, [&] {
-    mt::Invocation inv = mt::parse_command_line(argc, argv);
+    tk::mt::Invocation inv = tk::mt::parse_command_line(argc, argv);
     if (inv.show_version) {
-      std::cout << mt::version_text();
-      return static_cast<int>(mt::Exit::ok);
+      std::cout << tk::mt::version_text();
+      return static_cast<int>(Exit::ok);
     }
-    return mt::run_command(inv);
+    if (inv.show_help) {
+      std::cout << tk::mt::help_text();
+      return static_cast<int>(Exit::ok);
+    }
+    return tk::mt::run_command(inv);
   });
 }

@@ -11,7 +11,7 @@
 #include "../../lib/tape/tape.hpp"
 #include "cmdline.hpp"
 
-namespace mt {
+namespace tk::mt {
 
 using Args = std::vector<std::string>;
 
@@ -26,10 +26,6 @@ inline std::string perror_text(const std::string& device, int errnum) {
   return (device.empty() ? "" : device + ": ") + std::strerror(errnum) + "\n";
 }
 
-// Runs one device call and returns 0, or the errno it failed with. mt-st
-// reports device failures as perror(device) lines whose exit status and
-// follow-up hints depend on the step that failed, so the handlers need the
-// errno back rather than an exception; this is the one place mt does so.
 // What the last attempt() found damaged in a virtual tape, if that was why
 // it failed: detail mt-st's perror line has no room for.
 inline std::string& last_damage() {
@@ -37,6 +33,10 @@ inline std::string& last_damage() {
   return damage;
 }
 
+// Runs one device call and returns 0, or the errno it failed with. mt-st
+// reports device failures as perror(device) lines whose exit status and
+// follow-up hints depend on the step that failed, so the handlers need the
+// errno back rather than an exception; this is the one place mt does so.
 template <class Fn>
 int attempt(Fn&& fn) {
   last_damage().clear();
@@ -57,4 +57,4 @@ int vt_create(Session& s, const Args& args);
 int vt_protect(Session& s, const Args& args);
 int verify_image(Session& s, const Args& args);
 
-}  // namespace mt
+}  // namespace tk::mt

@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <utility>
 
-namespace mt {
+namespace tk::mt {
 namespace {
 
 struct Density {
@@ -124,8 +124,8 @@ constexpr std::array<Density, 99> densities{{
     {0x93, "SDLT160 compressed"},
 }};
 
-constexpr long type_scsi1 = 0x71;
-constexpr long type_scsi2 = 0x72;
+constexpr long type_scsi1 = MT_ISSCSI1;
+constexpr long type_scsi2 = MT_ISSCSI2;
 constexpr long type_onstream_sc = 0x61;
 constexpr long type_ftape_flag = 0x800000;
 
@@ -230,12 +230,11 @@ std::string status_text(const tk::MtGet& g) {
                     g.resid & 0xff);
     else
       out += format("File number=%d, block number=%d.\n", g.fileno, g.blkno);
-    unsigned dens = static_cast<unsigned>((dsreg & 0xff000000UL) >> 24);
+    unsigned dens = tk::dsreg_density(g.dsreg);
     auto name = density_name(dens).value_or("no translation");
-    out += format("Tape block size %lu bytes. Density code 0x%x (%.*s).\n", dsreg & 0xffffffUL,
-                  dens, static_cast<int>(name.size()), name.data());
-    out += format("Soft error count since last status=%lu\n",
-                  static_cast<unsigned long>(g.erreg) & 0xffffUL);
+    out += format("Tape block size %u bytes. Density code 0x%x (%.*s).\n",
+                  tk::dsreg_block_size(g.dsreg), dens, static_cast<int>(name.size()), name.data());
+    out += format("Soft error count since last status=%lu\n", tk::erreg_soft_errors(g.erreg));
   }
   out += format("General status bits on (%lx):\n", gstat);
   for (const auto& [bit, bit_name] : gstat_names)
@@ -246,16 +245,15 @@ std::string status_text(const tk::MtGet& g) {
 
 std::string status_json(const std::string& device, const tk::MtGet& g, const tk::TapeStatus& s) {
   auto gstat = static_cast<unsigned long>(g.gstat);
-  auto dsreg = static_cast<unsigned long>(g.dsreg);
-  unsigned dens = static_cast<unsigned>((dsreg & 0xff000000UL) >> 24);
+  unsigned dens = tk::dsreg_density(g.dsreg);
   auto name = density_name(dens);
   std::string out = "{\"device\":" + json_quote(device);
   out += format(",\"drive_type\":%ld,\"file\":%d,\"block\":%d,\"partition\":%ld", g.type, g.fileno,
                 g.blkno, g.resid);
-  out += format(",\"block_size\":%lu,\"density_code\":%u,\"density_name\":", dsreg & 0xffffffUL,
-                dens);
+  out += format(",\"block_size\":%u,\"density_code\":%u,\"density_name\":",
+                tk::dsreg_block_size(g.dsreg), dens);
   out += name ? json_quote(*name) : std::string("null");
-  out += format(",\"soft_errors\":%lu", static_cast<unsigned long>(g.erreg) & 0xffffUL);
+  out += format(",\"soft_errors\":%lu", tk::erreg_soft_errors(g.erreg));
   for (const auto& [bit, bit_name] : gstat_names) {
     std::string key;
     for (char c : bit_name) key += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -267,4 +265,4 @@ std::string status_json(const std::string& device, const tk::MtGet& g, const tk:
   return out;
 }
 
-}  // namespace mt
+}  // namespace tk::mt

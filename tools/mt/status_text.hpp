@@ -5,10 +5,9 @@
 #include <string>
 #include <string_view>
 
-#include "../../lib/tape/st_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 
-namespace mt {
+namespace tk::mt {
 
 // mt-st 1.8's name for a SCSI density code (LTO-10 too), or nullopt
 // ("no translation").
@@ -29,4 +28,4 @@ std::string json_quote(std::string_view text);
 // printf into a std::string.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-}  // namespace mt
+}  // namespace tk::mt

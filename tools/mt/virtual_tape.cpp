@@ -7,7 +7,7 @@
 #include "../../lib/size.hpp"
 #include "../../lib/tape/simh_tape.hpp"
 
-namespace mt {
+namespace tk::mt {
 namespace {
 
 bool is_virtual_tape_name(const std::string& name, const tk::OpenOptions& options) {
@@ -84,4 +84,4 @@ int verify_image(Session& s, const Args&) {
   return 0;
 }
 
-}  // namespace mt
+}  // namespace tk::mt

@@ -12,6 +12,9 @@
 
 namespace tk::reblock {
 
+// reblock's exit statuses; a stop signal ends it by that signal instead.
+enum class Exit : int { ok = 0, failure = 1, usage = 2 };
+
 struct Options {
   std::size_t size = 10240;         // -s: bytes per output record
   std::size_t max_record = 1 << 20;  // --max-record: largest input record

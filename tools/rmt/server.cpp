@@ -117,27 +117,6 @@ struct Refusal {
   const char* text;
 };
 
-rmt::MtGet to_mtget(const TapeStatus& s) {
-  rmt::MtGet m;
-  m.type = s.drive_type;
-  m.resid = s.partition;
-  m.dsreg = (static_cast<std::int64_t>(s.density & 0xff) << 24) |
-            static_cast<std::int64_t>(s.block_size & 0xffffff);
-  m.gstat = (s.eof ? rmt::gstat::eof : 0) | (s.bot ? rmt::gstat::bot : 0) |
-            (s.eot ? rmt::gstat::eot : 0) | (s.sm ? rmt::gstat::sm : 0) |
-            (s.eod ? rmt::gstat::eod : 0) | (s.write_protected ? rmt::gstat::wr_prot : 0) |
-            (s.online ? rmt::gstat::online : 0) | (s.door_open ? rmt::gstat::dr_open : 0) |
-            (s.immediate_report ? rmt::gstat::im_rep_en : 0) |
-            (s.cleaning_requested ? rmt::gstat::cln : 0);
-  m.erreg = s.soft_errors;
-  auto clamp = [](std::int64_t v) {
-    return static_cast<std::int32_t>(std::clamp<std::int64_t>(v, INT32_MIN, INT32_MAX));
-  };
-  m.fileno = clamp(s.file_number);
-  m.blkno = clamp(s.block_number);
-  return m;
-}
-
 std::string describe_flags(int flags) {
   return rmt::format_open_flags(flags) + ((flags & O_NOFOLLOW) ? "|O_NOFOLLOW" : "");
 }
@@ -558,7 +537,7 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
 }
 
 void Session::status() {
-  auto m = rmt::encode_mtget(to_mtget(tape().status()));
+  auto m = encode_mtget(mtget_from_status(tape().status()));
   reply_.clear();
   rmt::append_ok(reply_, m.size());
   debug(reply_);
@@ -567,8 +546,7 @@ void Session::status() {
 }
 
 void Session::status_field(char sub) {
-  auto m = to_mtget(tape().status());
-  auto v = rmt::status_field(m, sub);
+  auto v = mtget_field(mtget_from_status(tape().status()), sub);
   if (!v) throw Refusal{EINVAL, "Invalid status field"};
   if (*v < 0) throw Refusal{EIO, "Value unknown"};
   reply_ok(static_cast<std::uint64_t>(*v));

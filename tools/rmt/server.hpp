@@ -37,6 +37,7 @@ struct ServerOptions {
   std::string login_command;   // -c COMMAND (when rmt is a login shell), logged only
   bool sandbox = true;         // Landlock under --allow
   bool show_version = false;   // --version: print it and serve nothing
+  bool show_help = false;      // --help: the usage and options on stdout
   // Watch for the next request this long before sleeping (fd_source.hpp).
   std::chrono::microseconds busy_poll = rmt::default_busy_poll();
 };

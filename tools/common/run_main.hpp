@@ -1,4 +1,5 @@
 // run_main: the one catch site of every tool, mapping failures to exit statuses.
+// It prints, so it lives beside the tools, not in the library.
 #pragma once
 
 #include <functional>

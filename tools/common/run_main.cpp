@@ -1,5 +1,5 @@
 // The single place where exceptions become diagnostics and exit statuses.
-#include "main.hpp"
+#include "run_main.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include <exception>
 #include <iostream>
 
-#include "error.hpp"
-#include "io.hpp"
+#include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
 
 namespace tk {
 namespace {

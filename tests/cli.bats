@@ -1,0 +1,101 @@
+#!/usr/bin/env bats
+# Shows that the four programs share one skeleton on the command line:
+# --help prints on standard output and exits 0, --version prints one line
+# naming the program and the suite's one version (the file VERSION), and
+# mt -h lists tapekit's additions after mt-st's usage.
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+MT_ST=${MT_ST:-/usr/bin/mt-st}
+
+setup() {
+  cd "$BATS_TEST_TMPDIR" || return 1
+  version=$(cat "$BATS_TEST_DIRNAME/../VERSION")
+}
+
+@test "cli: VERSION holds one version and nothing else" {
+  run cat "$BATS_TEST_DIRNAME/../VERSION"
+  assert_equal "${#lines[@]}" 1
+  assert_regex "$output" '^[0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "cli: --version of buffer, rmt and reblock is one line with VERSION, exit 0, and reads no input" {
+  local program
+  for program in buffer rmt reblock; do
+    run --separate-stderr "$TK_BIN/$program" --version </dev/zero
+    assert_success
+    assert_equal "$output" "$program (tapekit) $version"
+    assert_equal "$stderr" ""
+  done
+}
+
+@test "cli: mt -v and --version keep mt-st's two lines and add tapekit's version line" {
+  local word
+  for word in -v --version; do
+    run --separate-stderr "$MT" "$word"
+    assert_success
+    assert_equal "${lines[0]}" "$("$MT_ST" -v | sed -n 1p)"
+    assert_equal "${lines[1]}" "default tape device: /dev/tape"
+    assert_equal "${lines[2]}" "mt (tapekit) $version"
+    assert_equal "${#lines[@]}" 3
+  done
+}
+
+@test "cli: --help of every program prints its usage and options on stdout and exits 0" {
+  run --separate-stderr "$BUFFER" --help
+  assert_success
+  assert_equal "$stderr" ""
+  assert_line --index 0 --partial "Usage: buffer [-B]"
+  assert_line --partial "  --version "
+  run --separate-stderr "$RMT" --help </dev/null
+  assert_success
+  assert_equal "$stderr" ""
+  assert_line --index 0 --partial "usage: rmt [-rw]"
+  assert_line --partial "  --allow path "
+  assert_line --partial "  --version "
+  run --separate-stderr "$REBLOCK" --help
+  assert_success
+  assert_equal "$stderr" ""
+  assert_line --index 0 --partial "usage: reblock [-Bhrt]"
+  assert_line --partial "  --version "
+  run --separate-stderr "$MT" --help
+  assert_success
+  assert_equal "$stderr" ""
+  assert_line --index 0 "usage: mt [-v] [--version] [-h] [ -f device ] command [ count ]"
+  assert_line --partial "  --help "
+}
+
+@test "cli: reblock --help describes every option of its usage line" {
+  run "$REBLOCK" --help
+  local usage option
+  usage=$(sed '/^$/,$d' <<<"$output")
+  for option in $(grep -o -- '--*[a-zA-Z-]*' <<<"$usage" | grep -v -- '-Bhrt'); do
+    assert_line --partial "  $option "
+  done
+  for option in -B -h -r -t; do
+    assert_line --partial "  $option"
+  done
+}
+
+@test "cli: mt -h prints mt-st's long usage on stderr, then tapekit's extensions, and exits 0" {
+  local theirs
+  theirs=$("$MT_ST" -h 2>&1 >/dev/null)
+  run --separate-stderr "$MT" -h
+  assert_success
+  assert_equal "$output" ""
+  # mt-st's text first, byte for byte.
+  assert_equal "$(head -n "$(wc -l <<<"$theirs")" <<<"$stderr")" "$theirs"
+  local word
+  for word in vt-create vt-protect verify --json host: --rsh-command --rmt-command; do
+    assert_regex "$(tail -n +"$(($(wc -l <<<"$theirs") + 1))" <<<"$stderr")" "$word"
+  done
+}
+
+@test "cli: mt --help prints what mt -h prints, on stdout" {
+  run --separate-stderr "$MT" -h
+  local help=$stderr
+  run --separate-stderr "$MT" --help
+  assert_success
+  assert_equal "$output" "$help"
+}

@@ -1,0 +1,34 @@
+#include "stop_signals.hpp"
+
+#include <csignal>
+
+#include "../../lib/io.hpp"
+
+namespace tk {
+namespace {
+
+volatile std::sig_atomic_t last_stop_signal = 0;
+
+extern "C" void on_stop_signal(int signal_number) {
+  last_stop_signal = signal_number;
+  request_stop();
+}
+
+}  // namespace
+
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
+}
+
+void die_by_stop_signal() {
+  int signal_number = last_stop_signal;
+  if (signal_number == 0) return;
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
+
+}  // namespace tk

@@ -136,7 +136,7 @@ LOAD='v=vol$BUFFER_VOLUME.tap; [ -e $v ] || exit 0; mv $v r.tap; mv $v.state r.t
   done <<'ROWS'
 --input-rate|0|bytes per second, at least 1
 --input-rate|abc|not a number
---input-rate|1.5m|unknown unit (use b, k, m, g or t)
+--input-rate|1.5m|a size is a whole number, without a fraction: 1.5m is 1572864
 --output-rate|-1|not a number
 --output-rate|10x|unknown unit (use b, k, m, g or t)
 --output-rate|0|bytes per second, at least 1

@@ -233,7 +233,10 @@ void RemoteTape::send(std::string_view bytes, const std::string& action) {
     write_all(link_.to_child.get(), std::as_bytes(std::span(bytes.data(), bytes.size())),
               "rmt link");
   } catch (const Error& e) {
-    lose_connection(action, std::string("connection lost (") + e.what() + ")");
+    // EPIPE: the remote shell is gone, which a read would have called a
+    // lost connection too; which of the two notices first is chance.
+    lose_connection(action, e.errnum() == EPIPE ? std::string("connection lost")
+                                                : std::string("connection lost (") + e.what() + ")");
   }
 }
 

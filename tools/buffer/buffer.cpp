@@ -818,19 +818,23 @@ class Reader {
     input_ended_ = Clock::now();
     if (g_peer_gone) return writer_gone();
     bool stopped = g_signals || g_stop_input;
+    // A stop from the --timeout watchdog has said why above; the words for a
+    // stop signal are for signals.
+    bool signalled = stopped && !g_input_stalled;
     if (stopped && !g_drain) {
-      print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
-                   queued_text() + " are abandoned\n");
+      if (signalled)
+        print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
+                     queued_text() + " are abandoned\n");
       abandon_queue();
       return finish_writer(kExitRuntime);
     }
-    if (stopped)
+    if (signalled)
       print_stderr("buffer: " + stop_signal_name() + ": stopping; reading has stopped, writing out " +
                    "the " + queued_text() + "; a second signal abandons them\n");
     ring_.finish_input(read_error.empty() && !stopped);
     if (options_.debug) print_stderr("R: Exiting reader\n");
     int status = finish_writer(stopped ? kExitRuntime : kExitOk);
-    if (stopped && writer_drained_)
+    if (signalled && writer_drained_)
       print_stderr("buffer: stopped by " + stop_signal_name() + " after the queue was written out: " +
                    std::to_string(ring_.stats().bytes_out) + " bytes reached " + output_name() +
                    ", all that was read\n");

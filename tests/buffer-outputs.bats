@@ -183,6 +183,19 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   assert_equal "$(jq -r '.digest.volumes[]' <<<"$summary")" "$(printf '%s\n' "${volumes[@]}")"
 }
 
+@test "buffer: a writer killed with -9 leaves --json's summary without a digest, and the reader ends" {
+  start_stalled_buffer --hash sha256 --json
+  kill -9 "$WRITER"
+  wait "$REAP_PID" || true
+  exec 7>&-
+  run cat "$BATS_TEST_TMPDIR/reaped"
+  assert_line "$READER exit 254"
+  local summary
+  summary=$(tail -n 1 "$BATS_TEST_TMPDIR/err")
+  jq -e '.event == "summary" and (has("digest") | not)' <<<"$summary" >/dev/null ||
+    fail "summary object: $summary"
+}
+
 @test "buffer: the --progress summary line shows the digest of each volume, the whole and each --tee" {
   cd "$BATS_TEST_TMPDIR"
   run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=2000000 \

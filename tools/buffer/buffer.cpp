@@ -1173,6 +1173,10 @@ int run(const Options& options) {
   install_handler(SIGUSR2, on_stop_input);
   for (int sig : kTerminatingSignals) install_handler(sig, on_reader_signal);
 
+  // The writer hashes; the reader prints the summary.
+  std::optional<DigestChannel> digest_channel;
+  if (options.hash) digest_channel.emplace();
+
   // SIGCHLD waits until the writer's pid is known to its handler, and the
   // writer's SIGUSR1 (abandon the queue) until it has its handler.
   sigset_t child_signal, previous_mask;
@@ -1180,9 +1184,6 @@ int run(const Options& options) {
   sigaddset(&child_signal, SIGCHLD);
   sigaddset(&child_signal, SIGUSR1);
   ::sigprocmask(SIG_BLOCK, &child_signal, &previous_mask);
-  // The writer hashes; the reader prints the summary.
-  std::optional<DigestChannel> digest_channel;
-  if (options.hash) digest_channel.emplace();
   std::fflush(nullptr);
   Clock::time_point start = Clock::now();
   pid_t reader = ::getpid();
@@ -1218,7 +1219,8 @@ int run(const Options& options) {
     summary.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
     summary.input_s = std::chrono::duration<double>(input_ended - start).count();
     // What the writer computed, if it got as far as its end.
-    if (digest_channel) summary.digest = read_digest_message(digest_channel->receive(), options.tees);
+    if (digest_channel)
+      summary.digest = read_digest_message(digest_channel->receive(), options.tees);
     print_stderr(options.json ? summary_json(summary) : summary_line(summary));
   }
   return status;

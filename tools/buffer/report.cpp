@@ -136,7 +136,8 @@ std::string digest_text(const DigestReport& digest) {
     text += ", " + digest.algorithm + " " + digest.total;
     if (digest.per_volume.size() > 1) {
       for (std::size_t i = 0; i < digest.per_volume.size(); ++i)
-        text += (i ? ", volume " : " (volume ") + std::to_string(i + 1) + " " + digest.per_volume[i];
+        text += (i ? ", volume " : " (volume ") + std::to_string(i + 1) + " " +
+                digest.per_volume[i];
       text += ")";
     }
   }

@@ -147,6 +147,66 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   assert_equal "$(digest_for "$PWD/vol")" "$(sha "$SMALL")"
 }
 
+@test "buffer: --json's summary carries the digest of -o and of each --tee, equal to sha256sum of the input" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o copy --tee copy2 --hash sha256 --json
+  assert_success
+  local want
+  want=$(sha "$SMALL")
+  # The writer's own lines stay as they were.
+  assert_equal "$(digest_for copy)" "$want"
+  jq -e --arg want "$want" '.event == "summary" and .digest.algorithm == "sha256"
+         and .digest.total == $want and .digest.volumes == [$want]
+         and .digest.tees == [{"name": "copy2", "total": $want}]' <<<"${stderr_lines[-1]}" >/dev/null ||
+    fail "summary object: ${stderr_lines[-1]}"
+  # -o dropped (--keep-going): only the output that got everything has one.
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o /dev/full --tee copy3 --keep-going --hash md5 --json
+  assert_equal "$status" 254
+  jq -e --arg want "$(md5sum <"$SMALL" | cut -d' ' -f1)" '.digest == {"algorithm": "md5",
+         "tees": [{"name": "copy3", "total": $want}]}' <<<"${stderr_lines[-1]}" >/dev/null ||
+    fail "summary object: ${stderr_lines[-1]}"
+}
+
+@test "buffer: --json's summary gives each .tap volume's digest and the whole's with --next-volume" {
+  cd "$BATS_TEST_TMPDIR"
+  "$MT" -f v.tap vt-create 1m
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/v.tap" --hash sha256 --json \
+    --next-volume "n=\$(ls vol*.tap 2>/dev/null | wc -l); mv v.tap vol\$n.tap && \"$MT\" -f v.tap vt-create 1m"
+  assert_success
+  local summary=${stderr_lines[-1]} volumes=()
+  "$MT" -f v.tap rewind
+  for image in vol0.tap vol1.tap vol2.tap v.tap; do
+    volumes+=("$("$BUFFER" -s 10k -i "$image" | sha)")
+  done
+  jq -e --arg want "$(sha "$SMALL")" '.volume == 4 and .digest.total == $want
+         and (.digest | has("tees") | not)' <<<"$summary" >/dev/null || fail "summary object: $summary"
+  assert_equal "$(jq -r '.digest.volumes[]' <<<"$summary")" "$(printf '%s\n' "${volumes[@]}")"
+}
+
+@test "buffer: a writer killed with -9 leaves --json's summary without a digest, and the reader ends" {
+  start_stalled_buffer --hash sha256 --json
+  kill -9 "$WRITER"
+  wait "$REAP_PID" || true
+  exec 7>&-
+  run cat "$BATS_TEST_TMPDIR/reaped"
+  assert_line "$READER exit 254"
+  local summary
+  summary=$(tail -n 1 "$BATS_TEST_TMPDIR/err")
+  jq -e '.event == "summary" and (has("digest") | not)' <<<"$summary" >/dev/null ||
+    fail "summary object: $summary"
+}
+
+@test "buffer: the --progress summary line shows the digest of each volume, the whole and each --tee" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=2000000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i "$SMALL" -o "$PWD/vol" --tee copy \
+    --hash sha256 --progress --next-volume 'mv vol vol.0'
+  assert_success
+  local want
+  want=$(sha "$SMALL")
+  assert_regex "${stderr_lines[-1]}" "^summary: .*, 2 volumes, sha256 $want \\(volume 1 $(sha vol.0), volume 2 $(sha vol)\\), sha256 of copy $want\$"
+}
+
 @test "buffer: --verify reads every volume back and finds them equal, .tap files appended to included" {
   cd "$BATS_TEST_TMPDIR"
   "$BUFFER" -s 10k -i "$SMALL" -o v.tap

@@ -29,6 +29,7 @@
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
+#include "digest_channel.hpp"
 #include "outputs.hpp"
 #include "rate_limit.hpp"
 #include "report.hpp"
@@ -226,10 +227,11 @@ std::unique_ptr<Tape> open_output(const Options& o) {
 class Writer {
  public:
   Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const Options& options,
-         Clock::time_point start, pid_t reader)
+         Clock::time_point start, pid_t reader, DigestChannel* digest_channel)
       : ring_(ring),
         output_(std::move(output)),
         tees_(tees),
+        digest_channel_(digest_channel),
         options_(options),
         legacy_(options.report_requested ? options.report_every : 0, options.totals, start),
         reader_(reader),
@@ -626,6 +628,9 @@ class Writer {
     if (options_.verify && mismatches.empty())
       digests += "buffer (writer): every output read back matches\n";
     print_stderr(digests + mismatches);
+    if (digest_channel_ != nullptr && options_.hash)
+      digest_channel_->send(digest_message(*options_.hash, primary_failed_ ? nullptr : &*digest_,
+                                           tees_));
     if (!mismatches.empty() || outputs_failed_) {
       ring_.set_consumer_reported();
       throw ExactExit(kExitRuntime, "");
@@ -635,6 +640,7 @@ class Writer {
   Ring& ring_;
   std::unique_ptr<Tape> output_;
   TeeOutputs& tees_;
+  DigestChannel* digest_channel_;       // to the reader's summary (--hash); null without
   std::optional<OutputDigest> digest_;  // --hash, of what reached -o
   std::int64_t volume_start_ = -1;      // where -o's current volume starts (--verify)
   bool primary_failed_ = false;         // -o failed and was dropped (--keep-going)
@@ -651,7 +657,8 @@ class Writer {
   Watchdog watchdog_;
 };
 
-int writer_process(Ring& ring, const Options& options, Clock::time_point start, pid_t reader) {
+int writer_process(Ring& ring, const Options& options, Clock::time_point start, pid_t reader,
+                   DigestChannel* digest_channel) {
   // Learn of the reader's death even while blocked in write(2).
   ::prctl(PR_SET_PDEATHSIG, SIGUSR2);
   install_handler(SIGUSR2, on_reader_death);
@@ -683,7 +690,7 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
     });
     g_writer_ready = 1;
     ring.set_consumer_ready();
-    Writer writer(ring, std::move(output), tees, options, start, reader);
+    Writer writer(ring, std::move(output), tees, options, start, reader, digest_channel);
     return writer.run();
   });
 }
@@ -1175,6 +1182,10 @@ int run(const Options& options) {
   install_handler(SIGUSR2, on_stop_input);
   for (int sig : kTerminatingSignals) install_handler(sig, on_reader_signal);
 
+  // The writer hashes; the reader prints the summary.
+  std::optional<DigestChannel> digest_channel;
+  if (options.hash) digest_channel.emplace();
+
   // SIGCHLD waits until the writer's pid is known to its handler, and the
   // writer's SIGUSR1 (abandon the queue) until it has its handler.
   sigset_t child_signal, previous_mask;
@@ -1194,8 +1205,11 @@ int run(const Options& options) {
     // when the last copy goes, and the reader reopens the input for each
     // volume (as a volume change command may open it, mt offline).
     close_copies(input_fds);
-    ::_exit(writer_process(*ring, options, start, reader));
+    if (digest_channel) digest_channel->keep_write_end();
+    ::_exit(writer_process(*ring, options, start, reader,
+                           digest_channel ? &*digest_channel : nullptr));
   }
+  if (digest_channel) digest_channel->keep_read_end();
   g_writer_pid = pid;
   ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   Child writer(pid);
@@ -1213,7 +1227,9 @@ int run(const Options& options) {
     summary.ring_blocks = ring->blocks();
     summary.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
     summary.input_s = std::chrono::duration<double>(input_ended - start).count();
-    // --hash (bufout) fills summary.digest here with what the writer computed.
+    // What the writer computed, if it got as far as its end.
+    if (digest_channel)
+      summary.digest = read_digest_message(digest_channel->receive(), options.tees);
     print_stderr(options.json ? summary_json(summary) : summary_line(summary));
   }
   return status;

@@ -25,6 +25,13 @@ void OutputDigest::add(std::span<const std::byte> reached) {
 
 std::string OutputDigest::volume_hex() const { return volume_ ? volume_->hex() : total_.hex(); }
 
+std::vector<std::string> OutputDigest::volume_hexes() const {
+  std::vector<std::string> hexes;
+  for (const auto& [hex, bytes] : ended_) hexes.push_back(hex);
+  hexes.push_back(volume_hex());
+  return hexes;
+}
+
 void OutputDigest::end_volume() {
   ended_.emplace_back(volume_hex(), volume_bytes_);
   if (volume_) volume_->reset();

@@ -28,6 +28,9 @@ class OutputDigest {
   // The current (or only) volume's digest and size.
   std::string volume_hex() const;
   std::uint64_t volume_bytes() const noexcept { return volume_bytes_; }
+  std::string total_hex() const { return total_.hex(); }
+  // Each volume's digest, the current one last: one entry without volumes.
+  std::vector<std::string> volume_hexes() const;
   // "buffer (writer): sha256 of NAME: HEX (N bytes)" for the whole, after
   // one line per volume when there was more than one.
   std::string summary(const std::string& name) const;
@@ -87,6 +90,8 @@ class TeeOutputs {
   std::string reached_text() const;
   // The digests of the outputs still working.
   std::string digest_summary() const;
+  // Each output, in the order of the --tee options.
+  const std::vector<TeeOutput>& outputs() const noexcept { return tees_; }
   // Reads each working output back; returns the mismatch lines.
   std::string verify_all(std::size_t record_size, const OpenOptions& how) const;
 

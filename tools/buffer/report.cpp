@@ -111,15 +111,60 @@ std::string json_number(double value, int decimals) {
   return text;
 }
 
-// The digest's hex and the algorithm name need no escaping; quotes guard
-// against anything else.
+// The digest's hex and the algorithm name need no escaping; a --tee name
+// may have quotes, backslashes or control characters.
 std::string json_string(const std::string& text) {
   std::string quoted = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') quoted += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
+    if (static_cast<unsigned char>(c) >= 0x20) {
+      quoted += c;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      quoted += escaped;
+    }
   }
   return quoted + "\"";
+}
+
+// ", sha256 HEX (volume 1 HEX, volume 2 HEX), sha256 of TEE HEX": -o's
+// volumes only when there were several.
+std::string digest_text(const DigestReport& digest) {
+  std::string text;
+  if (!digest.total.empty()) {
+    text += ", " + digest.algorithm + " " + digest.total;
+    if (digest.per_volume.size() > 1) {
+      for (std::size_t i = 0; i < digest.per_volume.size(); ++i)
+        text += (i ? ", volume " : " (volume ") + std::to_string(i + 1) + " " +
+                digest.per_volume[i];
+      text += ")";
+    }
+  }
+  for (const DigestReport::Tee& tee : digest.tees)
+    text += ", " + digest.algorithm + " of " + tee.name + " " + tee.total;
+  return text;
+}
+
+// {"algorithm":"sha256","total":"<hex>","volumes":["<hex>",...],
+//  "tees":[{"name":"<name>","total":"<hex>"},...]}; no total and volumes
+// when -o was dropped, no tees without --tee.
+std::string digest_json(const DigestReport& digest) {
+  std::string json = "{\"algorithm\":" + json_string(digest.algorithm);
+  if (!digest.total.empty()) {
+    json += ",\"total\":" + json_string(digest.total) + ",\"volumes\":[";
+    for (std::size_t i = 0; i < digest.per_volume.size(); ++i)
+      json += (i ? "," : "") + json_string(digest.per_volume[i]);
+    json += "]";
+  }
+  if (!digest.tees.empty()) {
+    json += ",\"tees\":[";
+    for (std::size_t i = 0; i < digest.tees.size(); ++i)
+      json += std::string(i ? "," : "") + "{\"name\":" + json_string(digest.tees[i].name) +
+              ",\"total\":" + json_string(digest.tees[i].total) + "}";
+    json += "]";
+  }
+  return json + "}";
 }
 
 }  // namespace
@@ -180,7 +225,7 @@ std::string summary_line(const Summary& summary) {
                     : 0);
   std::string text = line;
   if (stats.volume > 1) text += ", " + std::to_string(stats.volume) + " volumes";
-  if (summary.digest) text += ", " + summary.digest->algorithm + " " + summary.digest->total;
+  if (summary.digest) text += digest_text(*summary.digest);
   return text + "\n";
 }
 
@@ -196,14 +241,7 @@ std::string summary_json(const Summary& summary) {
       std::to_string(summary.ring_blocks ? stats.peak_filled * 100 / summary.ring_blocks : 0) +
       ",\"underruns\":" + std::to_string(stats.underruns) +
       ",\"volume\":" + std::to_string(stats.volume);
-  if (summary.digest) {
-    // "digest":{"algorithm":"sha256","total":"<hex>","volumes":["<hex>",...]}
-    json += ",\"digest\":{\"algorithm\":" + json_string(summary.digest->algorithm) +
-            ",\"total\":" + json_string(summary.digest->total) + ",\"volumes\":[";
-    for (std::size_t i = 0; i < summary.digest->per_volume.size(); ++i)
-      json += (i ? "," : "") + json_string(summary.digest->per_volume[i]);
-    json += "]}";
-  }
+  if (summary.digest) json += ",\"digest\":" + digest_json(*summary.digest);
   return json + "}\n";
 }
 

@@ -52,12 +52,17 @@ std::string progress_line(const Interval& period);
 // The same period as one JSON object on one line ("event":"interval").
 std::string interval_json(const Interval& period);
 
-// The digests of what reached the output (--hash), per volume and in total,
-// lower-case hex. The writer computes them; the summary only prints them.
+// The digests of what reached the outputs (--hash), lower-case hex. The
+// writer computes them; the summary only prints them.
 struct DigestReport {
   std::string algorithm;  // "sha256", "md5", "xxh128"
-  std::string total;
-  std::vector<std::string> per_volume;
+  std::string total;      // of all -o's volumes; empty when -o was dropped (--keep-going)
+  std::vector<std::string> per_volume;  // of each of -o's volumes, one without --next-volume
+  struct Tee {
+    std::string name;
+    std::string total;
+  };
+  std::vector<Tee> tees;  // each --tee output that still works
 };
 
 struct Summary {

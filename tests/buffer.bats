@@ -335,7 +335,7 @@ wait_buffer() {
 
 @test "buffer: a second SIGTERM abandons the queue and exits 254" {
   tapekit_only
-  start_draining_buffer
+  start_draining_buffer -u 300000  # a drain of 3 s, which the second signal must interrupt
   kill -TERM "$BUFFER_PID"
   sleep 0.1
   kill -TERM "$BUFFER_PID"
@@ -355,7 +355,7 @@ wait_buffer() {
 
 @test "buffer: two SIGTERMs to the writer alone abandon the queue" {
   tapekit_only
-  start_draining_buffer
+  start_draining_buffer -u 300000  # a drain of 3 s, which the second signal must interrupt
   local writer
   writer=$(pgrep -P "$BUFFER_PID" -x buffer)
   kill -TERM "$writer"

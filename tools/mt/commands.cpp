@@ -65,27 +65,28 @@ struct StOption {
   std::string_view explanation;
 };
 
-// mt-st 1.8's driver option names, in its matching order. weof-no-wait
+// mt-st 1.8's driver option names, in its matching order; the bits glibc's
+// <sys/mtio.h> lacks are <linux/mtio.h>'s, named beside them. weof-no-wait
 // (MT_ST_NOWAIT_EOF, new in 1.8) is placed and explained here as best known:
 // 1.8's own table was not at hand.
 constexpr std::array<StOption, 17> st_option_table{{
-    {"buffer-writes", 0x1, "buffered writes"},
-    {"async-writes", 0x2, "asynchronous writes"},
-    {"read-ahead", 0x4, "read-ahead for fixed block size"},
-    {"debug", 0x8, "debugging (if compiled into driver)"},
-    {"two-fms", 0x10, "write two filemarks when file closed"},
-    {"fast-eod", 0x20, "space directly to eod (and lose file number)"},
-    {"auto-lock", 0x40, "automatically lock/unlock drive door"},
-    {"def-writes", 0x80, "the block size and density are for writes"},
-    {"can-bsr", 0x100, "drive can space backwards well"},
-    {"no-blklimits", 0x200, "drive doesn't support read block limits"},
-    {"can-partitions", 0x400, "drive can handle partitioned tapes"},
-    {"scsi2logical", 0x800, "logical block addresses used with SCSI-2"},
-    {"no-wait", 0x2000, "immediate mode for rewind, etc."},
-    {"weof-no-wait", 0x8000, "immediate mode for writing filemarks"},
-    {"sysv", 0x1000, "enable the SystemV semantics"},
-    {"sili", 0x4000, "enable SILI for variable block mode"},
-    {"cleaning", 0x80000000, "set the cleaning bit location and mask"},
+    {"buffer-writes", MT_ST_BUFFER_WRITES, "buffered writes"},
+    {"async-writes", MT_ST_ASYNC_WRITES, "asynchronous writes"},
+    {"read-ahead", MT_ST_READ_AHEAD, "read-ahead for fixed block size"},
+    {"debug", MT_ST_DEBUGGING, "debugging (if compiled into driver)"},
+    {"two-fms", MT_ST_TWO_FM, "write two filemarks when file closed"},
+    {"fast-eod", MT_ST_FAST_MTEOM, "space directly to eod (and lose file number)"},
+    {"auto-lock", MT_ST_AUTO_LOCK, "automatically lock/unlock drive door"},
+    {"def-writes", MT_ST_DEF_WRITES, "the block size and density are for writes"},
+    {"can-bsr", MT_ST_CAN_BSR, "drive can space backwards well"},
+    {"no-blklimits", MT_ST_NO_BLKLIMS, "drive doesn't support read block limits"},
+    {"can-partitions", MT_ST_CAN_PARTITIONS, "drive can handle partitioned tapes"},
+    {"scsi2logical", MT_ST_SCSI2LOGICAL, "logical block addresses used with SCSI-2"},
+    {"no-wait", 0x2000, "immediate mode for rewind, etc."},  // MT_ST_NOWAIT
+    {"weof-no-wait", 0x8000, "immediate mode for writing filemarks"},  // MT_ST_NOWAIT_EOF
+    {"sysv", 0x1000, "enable the SystemV semantics"},  // MT_ST_SYSV
+    {"sili", 0x4000, "enable SILI for variable block mode"},  // MT_ST_SILI
+    {"cleaning", st_set_cln, "set the cleaning bit location and mask"},
 }};
 
 bool starts_with(std::string_view text, std::string_view prefix) {

@@ -1,11 +1,32 @@
 # Shared set-up for every bats suite: assertions, the binaries under test and
 # a private scratch directory.
-bats_load_library bats-support
-bats_load_library bats-assert
-bats_load_library bats-file
+#
+# Every test sources this anew, so it forks nothing: a fork costs about 8 ms
+# of CPU on the CI machines, and bats_load_library's load.bash files fork a
+# dirname per source line (17 for the three libraries, 0.3 s of CPU a test,
+# a third of the suite's). The libraries' src/ files are sourced directly,
+# found in BATS_LIB_PATH as bats_load_library finds them.
+tk_load_libraries() {
+  local name dir file found dirs
+  IFS=: read -r -a dirs <<<"${BATS_LIB_PATH:-/usr/lib/bats}"
+  for name in bats-support bats-assert bats-file; do
+    found=
+    for dir in "${dirs[@]}"; do
+      [ -f "$dir/$name/load.bash" ] || continue
+      for file in "$dir/$name"/src/*.bash; do
+        # shellcheck disable=SC1090 # the libraries are found at run time
+        source "$file" || return 1
+      done
+      found=1
+      break
+    done
+    [ -n "$found" ] || { echo "bats library $name not found in BATS_LIB_PATH" >&2; return 1; }
+  done
+}
+tk_load_libraries || exit 1
 
 TK_BUILD=${TK_BUILD:-build}
-[ "${TK_BUILD#/}" != "$TK_BUILD" ] || TK_BUILD=$(cd "$BATS_TEST_DIRNAME/.." && pwd)/$TK_BUILD
+[ "${TK_BUILD#/}" != "$TK_BUILD" ] || TK_BUILD=${BATS_TEST_DIRNAME%/*}/$TK_BUILD
 TK_BIN=$TK_BUILD/bin
 TK_TEST_BIN=$TK_BUILD/test-bin
 # The shims are plain C, built once, outside the sanitizer tree.

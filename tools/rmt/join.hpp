@@ -39,6 +39,7 @@ class JoinPoint {
   // connection went away before it said anything).
   std::optional<JoinedStream> accept_one(std::string& refusal);
   bool complete() const noexcept { return joined_ + 1 == streams_; }
+  std::size_t streams() const noexcept { return static_cast<std::size_t>(streams_); }
 
  private:
   Fd listen_;

@@ -777,11 +777,12 @@ void Session::gather() {
     }
   }
   const bool all = join_->complete();
+  const std::size_t asked = join_->streams();
   const auto count = joined.size() + 1;
   join_.reset();  // the name goes with it: nobody else can try
   if (!all) {
     // The ones that came are let go with `joined`.
-    streams_note_ = "asked " + std::to_string(count) + " joined; " + why;
+    streams_note_ = std::to_string(count) + " of " + std::to_string(asked) + " streams joined; " + why;
     return;
   }
   streams_.resize(joined.size());

@@ -7,6 +7,8 @@
 # stream killed mid-transfer ends the run with the stream named and the
 # exact count of records on the tape, leaving nothing running; and servers
 # without streams are spoken to over one connection, as before.
+# bats' run sets $status, $output, $stderr and $lines.
+# shellcheck disable=SC2154
 bats_require_minimum_version 1.5.0
 
 load test_helper
@@ -90,7 +92,7 @@ assert_nothing_left() {
   export RSH_STANDIN_LOG=$PWD/calls
   "$BUFFER" -s 10k --streams 1 -i in -o "localhost:$PWD/one.tap"
   assert_equal "$(wc -l <calls)" 1
-  ! grep -q 'i29807' rmt.log
+  run ! grep -q 'i29807' rmt.log
   : >calls
   RSH_STANDIN_SERVER=/usr/sbin/rmt-dump "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/plain.out"
   assert_equal "$(wc -l <calls)" 1
@@ -98,6 +100,7 @@ assert_nothing_left() {
 }
 
 @test "streams: a full .tap mid-window with streams: --next-volume carries on, nothing lost or written twice" {
+  # shellcheck disable=SC2016 # run by buffer's shell, which expands it
   local change='n=$(ls | grep -c "^full.*tap$"); mv v.tap full$n.tap; mv v.tap.state full$n.tap.state; mt -f v.tap vt-create 200k'
   "$MT" -f v.tap vt-create 200k
   head -c 700000 in >part
@@ -122,7 +125,7 @@ assert_nothing_left() {
   assert_regex "$stderr" "--streams"
   # auto over a link of no delay is one stream.
   "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/a.tap"
-  ! grep -q 'streams=' rmt.log
+  run ! grep -q 'streams=' rmt.log
 }
 
 # An owner session waiting for two more streams, its log in owner.log: its

@@ -14,7 +14,7 @@ namespace tk::reblock {
 const char* const kUsageText =
     "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]\n"
     "               [--pad-byte byte] [--force-local] [--connect-timeout seconds]\n"
-    "               [--plain-remote] [--streams count|auto]\n";
+    "               [--plain-remote] [--streams count | auto]\n";
 
 const char* const kOptionsText =
     "\n"

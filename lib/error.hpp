@@ -85,6 +85,16 @@ class UnwrittenRecords : public LostWrites {
   std::shared_ptr<const Records> records_;  // shared: exceptions are copied
 };
 
+// A remote tape's parallel stream (lib/tape/remote_tape.hpp) ended or
+// could not join: the session is over. context() names the stream, how its
+// remote shell ended and how many records are on the tape; records() holds
+// the writes in flight that did not reach it (when that is known).
+class StreamLost : public UnwrittenRecords {
+ public:
+  StreamLost(std::string context, Records records)
+      : UnwrittenRecords(EIO, std::move(context), std::move(records)) {}
+};
+
 // Bad command-line input (unknown option, malformed size). Tools map it to
 // their usage status; the message names the option and value.
 class UsageError : public std::runtime_error {

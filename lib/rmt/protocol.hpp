@@ -173,6 +173,34 @@ inline constexpr std::int64_t pipeline_version = 1;
 inline constexpr std::size_t pipelined_max_requests = 512;
 std::optional<int> extended_op_from_linux(int linux_op);
 
+// Parallel streams, tapekit's client and server only, after a pipeline was
+// agreed. The client asks the first connection "i29807\n<N>\n" for N
+// streams in all; the server answers A<length> followed by that many bytes
+// of join token, and waits for N - 1 joins. Each further connection (the
+// same remote shell, the same rmt command) sends "i29808\n<k>:<token>\n"
+// as its first request, k from 1 to N - 1; its rmt hands its standard input
+// and output to the first one's over a local socket, which accepts only
+// the same uid holding the token, and answers A<k>. A refused join is
+// answered E13. An older server refuses i29807 (E22): one stream.
+//
+// Once all have joined, request i (counted from 0, every request, not only
+// R and W) goes on stream i mod N and its reply comes back on the same
+// stream; the server serves the streams strictly in that order, so records
+// reach the tape in the order written. The pipeline rules above hold as
+// for one stream. C or O ends the joining: the other streams are let go.
+//
+// A stream that ends (end of input, a failed reply) while joined closes the
+// tape at once, then every request on a stream left is answered E103
+// (ECONNABORTED) with the lost stream in its text, except "i29809\n0\n",
+// answered A<records written since the open>, and "i29809\n1\n", answered
+// A<the lost stream's number + 1> (0: none lost); C is answered A0. The
+// server ends when every stream has ended, or 30 s after the loss.
+inline constexpr std::int64_t tapekit_streams_op = 29807;
+inline constexpr std::int64_t tapekit_join_op = 29808;
+inline constexpr std::int64_t tapekit_session_op = 29809;
+inline constexpr std::int64_t max_streams = 16;
+inline constexpr std::size_t max_join_token = 128;
+
 // Reply formatting, appended to out: "A<n>\n" and "E<errno>\n<text>\n"
 // (the text one ASCII line under 79 bytes, errno never 0).
 void append_ok(std::string& out, std::uint64_t value);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
@@ -79,6 +80,10 @@ constexpr std::size_t initial_write_window = std::size_t{2} << 20;
 constexpr std::size_t max_window = std::size_t{64} << 20;
 constexpr std::size_t initial_read_window = 4;
 
+// How long a stream still up gets to answer how many records the tape holds
+// after another was lost.
+constexpr int question_timeout_ms = 10000;
+
 // How long status() waits for the S reply before sending the newline that
 // GNU rmt up to tar 1.35 waits for.
 constexpr int s_reply_wait_ms = 2000;
@@ -110,6 +115,13 @@ bool shell_safe(const std::string& s) {
 
 }  // namespace
 
+int auto_streams(std::chrono::nanoseconds round_trip, std::uint64_t rate) {
+  double seconds = std::chrono::duration<double>(round_trip).count();
+  double bytes = static_cast<double>(rate > 0 ? rate : auto_stream_rate) * seconds;
+  double wanted = std::ceil(bytes / static_cast<double>(ssh_channel_window));
+  return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(max_auto_streams)));
+}
+
 RemoteName parse_remote_name(const std::string& name) {
   auto colon = name.find(':');
   if (colon == std::string::npos) throw Error(EINVAL, "open " + name + ": not a remote name");
@@ -133,28 +145,24 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   RemoteName rn = parse_remote_name(name);
   connect_timeout_ = connect_timeout_seconds(options);
   pipelined_writes_ = options.pipelined_writes;
-  std::vector<std::string> argv =
-      split_blanks(pick(options.rsh_command, "RSH", "ssh"));
-  if (argv.empty()) throw Error(EINVAL, "open " + name + ": empty remote shell command");
-  argv.push_back(rn.host);
+  streams_wanted_ = std::clamp(options.streams, 0, static_cast<int>(rmt::max_streams));
+  stream_rate_ = options.stream_rate;
+  argv_ = split_blanks(pick(options.rsh_command, "RSH", "ssh"));
+  if (argv_.empty()) throw Error(EINVAL, "open " + name + ": empty remote shell command");
+  argv_.push_back(rn.host);
   if (!rn.user.empty()) {
-    argv.push_back("-l");
-    argv.push_back(rn.user);
+    argv_.push_back("-l");
+    argv_.push_back(rn.user);
   }
   const std::string rmt_command = pick(options.rmt_command, "RMT", "/etc/rmt");
-  argv.push_back(rmt_command);
-  shell_ = "remote shell " + argv.front() + " for " + rn.host;
-  link_ = spawn_piped(argv);
-  // A W request with a large record then leaves in one write(2).
-  grow_pipe(link_.to_child.get(), std::size_t{1} << 20);
-  grow_pipe(link_.from_child.get(), std::size_t{1} << 20);
-  source_ = std::make_unique<rmt::FdSource>(link_.from_child.get(), "rmt link to " + rn.host);
-  source_->set_busy_poll(rmt::default_busy_poll());
-  in_ = std::make_unique<rmt::BufferedReader>(*source_, 16 * 1024);
+  argv_.push_back(rmt_command);
+  host_ = rn.host;
+  shell_ = "remote shell " + argv_.front() + " for " + rn.host;
+  streams_.push_back(open_stream());
   // "Connected" means the open was answered: a remote shell that never
   // starts the server (a host that is down, a stuck login) must not hang us.
   connecting_ = true;
-  source_->set_timeout(connect_timeout_ > 0 ? connect_timeout_ * 1000 : -1);
+  streams_[0].source->set_timeout(connect_timeout_ > 0 ? connect_timeout_ * 1000 : -1);
   try {
     if (!options.plain_remote && rn.path.ends_with(".tap")) {
       // Asked before O, since O would already create the file: I-1 and i
@@ -177,8 +185,20 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
     throw;
   }
   connecting_ = false;
-  source_->set_timeout(-1);
+  streams_[0].source->set_timeout(-1);
   open_ = true;
+}
+
+RemoteTape::Stream RemoteTape::open_stream() {
+  Stream s;
+  s.link = spawn_piped(argv_);
+  // A W request with a large record then leaves in one write(2).
+  grow_pipe(s.link.to_child.get(), std::size_t{1} << 20);
+  grow_pipe(s.link.from_child.get(), std::size_t{1} << 20);
+  s.source = std::make_unique<rmt::FdSource>(s.link.from_child.get(), "rmt link to " + host_);
+  s.source->set_busy_poll(rmt::default_busy_poll());
+  s.in = std::make_unique<rmt::BufferedReader>(*s.source, 16 * 1024);
+  return s;
 }
 
 RemoteTape::~RemoteTape() {
@@ -199,21 +219,32 @@ RemoteTape::~RemoteTape() {
   hang_up();
 }
 
-int RemoteTape::hang_up(bool at_once) noexcept {
+int RemoteTape::hang_up(bool at_once, std::size_t which) noexcept {
   open_ = false;
-  link_.to_child = Fd();
-  link_.from_child = Fd();
-  if (link_.process.pid() <= 0) return -1;
-  try {
-    // The remote shell ends once rmt sees end of input; one that does not
-    // (a stuck network) must not hang the client forever.
-    return at_once ? link_.process.terminate() : link_.process.wait_or_terminate(30);
-  } catch (const Error&) {
-    return -1;
+  // Every link is closed before any shell is waited for, so that they all
+  // see the end of their input at once.
+  for (Stream& s : streams_) {
+    s.link.to_child = Fd();
+    s.link.from_child = Fd();
   }
+  int status = -1;
+  for (std::size_t i = 0; i < streams_.size(); ++i) {
+    Child& process = streams_[i].link.process;
+    if (process.pid() <= 0) continue;
+    try {
+      // The remote shell ends once rmt sees end of input; one that does not
+      // (a stuck network) must not hang the client forever.
+      int s = at_once ? process.terminate() : process.wait_or_terminate(30);
+      if (i == which) status = s;
+    } catch (const Error&) {
+    }
+  }
+  return status;
 }
 
-void RemoteTape::lose_connection(const std::string& action, const std::string& why) {
+void RemoteTape::lose_connection(const std::string& action, const std::string& why,
+                                 std::size_t stream) {
+  if (streams_.size() > 1) lose_stream(static_cast<int>(stream), action, why);
   broken_ = true;
   int status = hang_up();
   // Most lost links are a remote shell that failed (unknown host, refused
@@ -226,29 +257,41 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
 }
 
 void RemoteTape::send(std::string_view bytes, const std::string& action) {
-  if (broken_ || !link_.to_child.valid())
+  const std::size_t stream = sent_ % streams_.size();
+  Stream& s = streams_[stream];
+  if (broken_ || !s.link.to_child.valid())
     throw Error(EIO, "rmt link to " + name() + ": connection lost");
   SigpipeGuard guard;
   try {
-    write_all(link_.to_child.get(), std::as_bytes(std::span(bytes.data(), bytes.size())),
+    write_all(s.link.to_child.get(), std::as_bytes(std::span(bytes.data(), bytes.size())),
               "rmt link");
   } catch (const Error& e) {
     // EPIPE: the remote shell is gone, which a read would have called a
     // lost connection too; which of the two notices first is chance.
-    lose_connection(action, e.errnum() == EPIPE ? std::string("connection lost")
-                                                : std::string("connection lost (") + e.what() + ")");
+    lose_connection(action,
+                    e.errnum() == EPIPE ? std::string("connection lost")
+                                        : std::string("connection lost (") + e.what() + ")",
+                    stream);
   }
+  ++sent_;
 }
 
 rmt::Reply RemoteTape::receive(const std::string& action) {
+  const std::size_t stream = taken_ % streams_.size();
   try {
-    rmt::Reply r = rmt::read_reply(*in_);
-    if (r.fatal) lose_connection(action, "server gave up: " + r.text);
+    rmt::Reply r = rmt::read_reply(*streams_[stream].in);
+    reply_in_ = streams_[stream].in.get();
+    ++taken_;
+    if (r.fatal) lose_connection(action, "server gave up: " + r.text, stream);
+    // Our rmt's answer to everything once another stream was lost.
+    if (streams_.size() > 1 && !r.ok && r.errnum == ECONNABORTED) lose_stream(-1, action, r.text);
     return r;
   } catch (const rmt::ProtocolError& e) {
-    lose_connection(action, e.kind() == rmt::ProtocolError::Kind::truncated
-                                ? std::string("connection lost")
-                                : std::string("protocol error: ") + e.what());
+    lose_connection(action,
+                    e.kind() == rmt::ProtocolError::Kind::truncated
+                        ? std::string("connection lost")
+                        : std::string("protocol error: ") + e.what(),
+                    stream);
   } catch (const Interrupted&) {
     // The reply may still come: a retried request would take it for its own.
     broken_ = true;
@@ -275,7 +318,7 @@ std::int64_t RemoteTape::transact(std::string_view request, const std::string& a
 std::size_t RemoteTape::read(std::span<std::byte> buf) {
   if (!writes_in_flight_.empty()) settle("read");
   if (read_ahead_wanted_ && !buf.empty()) {
-    agree_pipeline();
+    agree_pipeline("read");
     if (pipelined_) return read_ahead(buf);
   }
   if (reads_in_flight_ > 0) settle_reads("read");
@@ -300,24 +343,26 @@ std::size_t RemoteTape::take_read_reply(std::span<std::byte> buf) {
                                 std::to_string(buf.size()));
   auto n = static_cast<std::size_t>(r.value);
   std::size_t got = 0;
+  const std::size_t stream = (taken_ - 1) % streams_.size();
   try {
-    got = in_->read_exact(buf.first(n));
+    got = reply_in_->read_exact(buf.first(n));
   } catch (const Error& e) {
-    lose_connection("read", e.what());
+    lose_connection("read", e.what(), stream);
   }
-  if (got < n) lose_connection("read", "connection lost");
+  if (got < n) lose_connection("read", "connection lost", stream);
   return n;
 }
 
 void RemoteTape::write(std::span<const std::byte> data) {
   if (reads_in_flight_ > 0) settle_reads("write");
-  if (pipelined_writes_) agree_pipeline();
+  if (pipelined_writes_) agree_pipeline("write");
   if (pipelined_ && pipelined_writes_) return write_pipelined(data);
   request_ = "W" + std::to_string(data.size()) + "\n";
   request_.append(reinterpret_cast<const char*>(data.data()), data.size());
   send(request_, "write");
   rmt::Reply r = receive("write");
   if (!r.ok) throw Error(r.errnum, "write " + name());
+  ++records_on_tape_;
   if (static_cast<std::uint64_t>(r.value) != data.size())
     throw Error(ENOSPC, "write " + name(),
                 static_cast<std::size_t>(std::min<std::int64_t>(r.value, static_cast<std::int64_t>(data.size()))));
@@ -394,16 +439,20 @@ TapeStatus RemoteTape::status() {
   send("S", "status");
   // GNU rmt up to tar 1.35 waits for a newline after S, which BSD-lineage
   // servers would take as a garbage command: send it only if no reply comes.
+  // Only servers without v1 are asked S, so there is one stream.
   rmt::Reply r;
-  if (!in_->buffered()) {
-    source_->set_timeout(s_reply_wait_ms);
+  Stream& only = streams_[0];
+  if (!only.in->buffered()) {
+    only.source->set_timeout(s_reply_wait_ms);
     try {
-      r = rmt::read_reply(*in_);
-      source_->set_timeout(-1);
+      r = rmt::read_reply(*only.in);
+      ++taken_;
+      only.source->set_timeout(-1);
     } catch (const Error& e) {
-      source_->set_timeout(-1);
+      only.source->set_timeout(-1);
       if (e.errnum() != ETIMEDOUT) lose_connection("status", "connection lost");
       send("\n", "status");
+      --sent_;  // the newline was part of the S request
       r = receive("status");
     }
   } else {
@@ -413,7 +462,7 @@ TapeStatus RemoteTape::status() {
   if (r.value > 4096) lose_connection("status", "oversized status reply");
   std::string raw(static_cast<std::size_t>(r.value), '\0');
   auto bytes = std::as_writable_bytes(std::span(raw.data(), raw.size()));
-  if (in_->read_exact(bytes) < raw.size()) lose_connection("status", "connection lost");
+  if (only.in->read_exact(bytes) < raw.size()) lose_connection("status", "connection lost");
   auto m = decode_mtget(bytes);
   if (!m) throw Error(EPROTO, "tape status of " + name() + " (" + std::to_string(raw.size()) +
                                   "-byte struct mtget not understood)");
@@ -496,7 +545,7 @@ void RemoteTape::close() {
   if (!ok) throw Error(err, "close " + name());
 }
 
-void RemoteTape::agree_pipeline() {
+void RemoteTape::agree_pipeline(const std::string& action) {
   if (pipeline_asked_) return;
   pipeline_asked_ = true;
   // Only a v1 server may see an "i" request (GNU rmt ends the session on
@@ -509,11 +558,15 @@ void RemoteTape::agree_pipeline() {
     probe_version("pipeline");
     if (version_ != Version::v1) return;
   }
+  auto start = std::chrono::steady_clock::now();
   send("i" + std::to_string(rmt::tapekit_pipeline_op) + "\n" +
            std::to_string(rmt::pipeline_version) + "\n",
        "pipeline");
   rmt::Reply r = receive("pipeline");
   pipelined_ = r.ok && r.value >= 1;
+  // Only tapekit's rmt pipelines, and only it takes streams.
+  if (pipelined_ && streams_wanted_ != 1)
+    join_streams(std::chrono::steady_clock::now() - start, action);
 }
 
 void RemoteTape::acknowledge_stop() {
@@ -522,8 +575,9 @@ void RemoteTape::acknowledge_stop() {
 }
 
 bool RemoteTape::reply_ready() {
-  if (in_->buffered()) return true;
-  pollfd p{link_.from_child.get(), POLLIN, 0};
+  Stream& s = receiving();
+  if (s.in->buffered()) return true;
+  pollfd p{s.link.from_child.get(), POLLIN, 0};
   return retry_eintr(::poll, &p, nfds_t{1}, 0) > 0;
 }
 
@@ -537,9 +591,14 @@ void RemoteTape::write_pipelined(std::span<const std::byte> data) {
     // sent has left the pipe too, the round trip, not the link, is what
     // holds the records back: a larger window carries more. Otherwise the
     // link is the limit and a larger window would only hold more memory.
-    int unsent = 0;
-    if (write_window_ < max_window && !reply_ready() &&
-        ::ioctl(link_.to_child.get(), FIONREAD, &unsent) == 0 && unsent == 0)
+    auto all_sent = [this] {
+      for (const Stream& s : streams_) {
+        int unsent = 0;
+        if (::ioctl(s.link.to_child.get(), FIONREAD, &unsent) != 0 || unsent != 0) return false;
+      }
+      return true;
+    };
+    if (write_window_ < max_window && !reply_ready() && all_sent())
       write_window_ = std::min(write_window_ * 2, max_window);
     take_write_reply();
   }
@@ -561,6 +620,7 @@ void RemoteTape::take_write_reply() {
   InFlightWrite& w = writes_in_flight_.front();
   std::size_t size = w.request.size() - w.header;
   if (!r.ok || static_cast<std::uint64_t>(r.value) != size) fail_pipelined_writes(r);
+  ++records_on_tape_;
   write_bytes_in_flight_ -= size;
   if (spare_requests_.size() < 8) spare_requests_.push_back(std::move(w.request));
   writes_in_flight_.pop_front();
@@ -608,10 +668,14 @@ std::size_t RemoteTape::read_ahead(std::span<std::byte> buf) {
   if (reads_in_flight_ > 0 && !reply_ready()) read_window_ = std::min(read_window_ * 2, most);
   read_window_ = std::min(read_window_, most);
   request_ = "R" + std::to_string(read_size_) + "\n";
-  std::string requests;
-  for (std::size_t n = reads_in_flight_; n < read_window_; ++n) requests += request_;
-  if (!requests.empty()) {
+  if (streams_.size() > 1) {
+    // One request per stream in turn.
+    for (; reads_in_flight_ < read_window_; ++reads_in_flight_) send(request_, "read");
+  } else if (reads_in_flight_ < read_window_) {
+    std::string requests;
+    for (std::size_t n = reads_in_flight_; n < read_window_; ++n) requests += request_;
     send(requests, "read");
+    sent_ += read_window_ - reads_in_flight_ - 1;
     reads_in_flight_ = read_window_;
   }
   --reads_in_flight_;
@@ -639,12 +703,14 @@ void RemoteTape::settle_reads(const std::string& action) {
         lose_connection(action, "server sent " + std::to_string(r.value) + " bytes for " +
                                     std::to_string(read_size_));
       std::uint64_t got = 0;
+      const std::size_t stream = (taken_ - 1) % streams_.size();
       try {
-        got = in_->discard(static_cast<std::uint64_t>(r.value));
+        got = reply_in_->discard(static_cast<std::uint64_t>(r.value));
       } catch (const Error& e) {
-        lose_connection(action, e.what());
+        lose_connection(action, e.what(), stream);
       }
-      if (got < static_cast<std::uint64_t>(r.value)) lose_connection(action, "connection lost");
+      if (got < static_cast<std::uint64_t>(r.value))
+        lose_connection(action, "connection lost", stream);
       ++records;
       bytes += got;
     } else if (r.ok) {
@@ -679,6 +745,160 @@ void RemoteTape::step_back(std::uint64_t records, std::uint64_t bytes, bool pass
     if (e.errnum() != ENOTTY && e.errnum() != EINVAL) throw;
     seek(-static_cast<std::int64_t>(bytes), SEEK_CUR);
   }
+}
+
+}  // namespace tk
+
+namespace tk {
+
+void RemoteTape::join_streams(std::chrono::nanoseconds round_trip, const std::string& action) {
+  const int count = streams_wanted_ > 0 ? streams_wanted_ : auto_streams(round_trip, stream_rate_);
+  if (count <= 1) return;
+  send("i" + std::to_string(rmt::tapekit_streams_op) + "\n" + std::to_string(count) + "\n",
+       "streams");
+  rmt::Reply r = receive("streams");
+  if (!r.ok) return;  // a tapekit rmt from before streams: one it is
+  if (r.value <= 0 || static_cast<std::uint64_t>(r.value) > rmt::max_join_token)
+    lose_connection(action, "bad join token from the server");
+  std::string token(static_cast<std::size_t>(r.value), '\0');
+  if (reply_in_->read_exact(std::as_writable_bytes(std::span(token.data(), token.size()))) <
+      token.size())
+    lose_connection(action, "connection lost");
+  // All the remote shells start at once: each login costs round trips.
+  std::vector<Stream> more;
+  const auto n = static_cast<std::size_t>(count);
+  for (std::size_t k = 1; k < n; ++k) {
+    try {
+      more.push_back(open_stream());
+    } catch (const Error& e) {
+      fail_join(more, k, n, action, e.what());
+    }
+    std::string join = "i" + std::to_string(rmt::tapekit_join_op) + "\n" + std::to_string(k) +
+                       ":" + token + "\n";
+    SigpipeGuard guard;
+    try {
+      write_all(more.back().link.to_child.get(),
+                std::as_bytes(std::span(join.data(), join.size())), "rmt link");
+    } catch (const Error&) {
+      fail_join(more, k, n, action, "connection lost");
+    }
+  }
+  // Each must be answered, as the open was, within the connect timeout.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(connect_timeout_);
+  for (std::size_t k = 1; k < n; ++k) {
+    Stream& s = more[k - 1];
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    s.source->set_timeout(connect_timeout_ > 0 ? static_cast<int>(std::max<std::int64_t>(left.count(), 1)) : -1);
+    rmt::Reply joined;
+    try {
+      joined = rmt::read_reply(*s.in);
+    } catch (const rmt::ProtocolError&) {
+      fail_join(more, k, n, action, "connection lost");
+    } catch (const Error& e) {
+      fail_join(more, k, n, action,
+                e.errnum() == ETIMEDOUT ? "no answer within " + std::to_string(connect_timeout_) +
+                                              " s (--connect-timeout)"
+                                        : std::string(e.what()));
+    }
+    if (!joined.ok) fail_join(more, k, n, action, "refused: " + joined.text);
+    if (joined.value != static_cast<std::int64_t>(k))
+      fail_join(more, k, n, action, "joined as the wrong stream");
+    s.source->set_timeout(-1);
+  }
+  for (Stream& s : more) streams_.push_back(std::move(s));
+  sent_ = taken_ = 0;
+}
+
+void RemoteTape::fail_join(std::vector<Stream>& more, std::size_t failed, std::size_t count,
+                           const std::string& action, const std::string& why) {
+  broken_ = true;
+  // The one that failed says how its shell ended; the others are stopped.
+  int status = -1;
+  for (std::size_t i = 0; i < more.size(); ++i) {
+    more[i].link.to_child = Fd();
+    more[i].link.from_child = Fd();
+    try {
+      int s = i + 1 == failed ? more[i].link.process.wait_or_terminate(5)
+                              : more[i].link.process.terminate();
+      if (i + 1 == failed) status = s;
+    } catch (const Error&) {
+    }
+  }
+  hang_up();
+  std::string how = status == -1 || status == 0
+                        ? ""
+                        : "; the " + shell_ + " ended with " + describe_wait_status(status);
+  throw StreamLost(action + " " + name() + ": stream " + std::to_string(failed + 1) + " of " +
+                       std::to_string(count) + " could not join: " + why + how +
+                       "; nothing was written",
+                   {});
+}
+
+void RemoteTape::lose_stream(int stream, const std::string& action, const std::string& why) {
+  broken_ = true;
+  const std::size_t n = streams_.size();
+  // What the server knows, asked on a stream still up after the replies
+  // still due there (protocol.hpp: it answers this much after a loss).
+  std::optional<std::int64_t> written;
+  std::int64_t lost_by_server = 0;
+  for (std::size_t s = 0; s < n && !written; ++s) {
+    if (static_cast<int>(s) == stream || !streams_[s].link.to_child.valid()) continue;
+    Stream& up = streams_[s];
+    try {
+      up.source->set_timeout(question_timeout_ms);
+      for (std::uint64_t q = taken_; q < sent_; ++q) {
+        if (q % n != s) continue;
+        rmt::Reply r = rmt::read_reply(*up.in);
+        if (r.ok && r.value > 0 && reads_in_flight_ > 0 &&
+            up.in->discard(static_cast<std::uint64_t>(r.value)) < static_cast<std::uint64_t>(r.value))
+          break;
+      }
+      std::string question = "i" + std::to_string(rmt::tapekit_session_op) + "\n0\ni" +
+                             std::to_string(rmt::tapekit_session_op) + "\n1\n";
+      SigpipeGuard guard;
+      write_all(up.link.to_child.get(), std::as_bytes(std::span(question.data(), question.size())),
+                "rmt link");
+      rmt::Reply count = rmt::read_reply(*up.in);
+      rmt::Reply which = rmt::read_reply(*up.in);
+      if (count.ok) written = count.value;
+      if (which.ok) lost_by_server = which.value;
+    } catch (const Error&) {
+      // This one is gone too; the next may answer.
+    }
+  }
+  if (stream < 0 && lost_by_server > 0) stream = static_cast<int>(lost_by_server - 1);
+  int status = hang_up(false, stream < 0 ? 0 : static_cast<std::size_t>(stream));
+  std::string how = stream < 0 || status == -1 || status == 0
+                        ? ""
+                        : "; the " + shell_ + " ended with " + describe_wait_status(status);
+  std::string which_stream = stream < 0 ? "a stream of " + std::to_string(n)
+                                        : "stream " + std::to_string(stream + 1) + " of " +
+                                              std::to_string(n);
+  std::string text = action + " " + name() + ": " + which_stream + " lost (" + why + how + ")";
+  UnwrittenRecords::Records records;
+  if (!writes_in_flight_.empty() || written) {
+    // Records reach the tape in order: those in flight up to the count the
+    // server gave are there, the rest are not.
+    std::uint64_t on_tape = written ? static_cast<std::uint64_t>(*written)
+                                    : records_on_tape_;
+    std::uint64_t index = records_on_tape_;
+    for (const InFlightWrite& w : writes_in_flight_) {
+      if (index++ < on_tape) continue;
+      auto payload = std::as_bytes(std::span(w.request)).subspan(w.header);
+      records.emplace_back(payload.begin(), payload.end());
+    }
+    if (written)
+      text += "; " + std::to_string(on_tape) + (on_tape == 1 ? " record is" : " records are") +
+              " on the tape";
+    else
+      text += "; at least " + std::to_string(on_tape) + " records are on the tape, up to " +
+              std::to_string(writes_in_flight_.size()) + " more may be";
+  }
+  writes_in_flight_.clear();
+  write_bytes_in_flight_ = 0;
+  reads_in_flight_ = 0;
+  throw StreamLost(text, std::move(records));
 }
 
 }  // namespace tk

@@ -3,6 +3,7 @@
 // §12.7: bounded replies, symbolic flags, S as one byte, v1 ops after I-1).
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -16,6 +17,14 @@
 #include "tape.hpp"
 
 namespace tk {
+
+// --streams auto: the streams wanted for a round trip and a rate (bytes a
+// second; 0: auto_stream_rate), at OpenSSH's channel window per stream and
+// round trip, from 1 to max_auto_streams.
+int auto_streams(std::chrono::nanoseconds round_trip, std::uint64_t rate);
+inline constexpr std::uint64_t ssh_channel_window = std::uint64_t{2} << 20;
+inline constexpr std::uint64_t auto_stream_rate = std::uint64_t{256} << 20;
+inline constexpr int max_auto_streams = 8;
 
 // "[user@]host:path" split; user may be empty.
 struct RemoteName {
@@ -61,15 +70,38 @@ class RemoteTape final : public Tape {
   void probe_version(const std::string& action = "probe");
   // Whether the server is tapekit's rmt (asked once, v1 servers only).
   bool server_is_tapekit(const std::string& action = "identify");
-  [[noreturn]] void lose_connection(const std::string& action, const std::string& why);
-  // Closes the link and reaps the remote shell, which is given 30 s to see
-  // the end of its input unless `at_once`; returns its wait status (-1 when
-  // there was none or it could not be reaped).
-  int hang_up(bool at_once = false) noexcept;
+  // The connection (with parallel streams: stream `stream`) is lost.
+  [[noreturn]] void lose_connection(const std::string& action, const std::string& why,
+                                    std::size_t stream = 0);
+  // Closes every link and reaps the remote shells, which are given 30 s to
+  // see the end of their input unless `at_once`; returns the wait status
+  // of stream `which`'s (-1 when there was none or it could not be reaped).
+  int hang_up(bool at_once = false, std::size_t which = 0) noexcept;
+
+  // Parallel streams (protocol.hpp, i29807): one more remote shell running
+  // the same rmt command.
+  struct Stream {
+    PipedChild link;
+    std::unique_ptr<rmt::FdSource> source;
+    std::unique_ptr<rmt::BufferedReader> in;
+  };
+  Stream open_stream();
+  // After the pipeline was agreed: asks for the streams wanted (`round_trip`
+  // for --streams auto) and has them join; throws StreamLost when one
+  // cannot.
+  void join_streams(std::chrono::nanoseconds round_trip, const std::string& action);
+  [[noreturn]] void fail_join(std::vector<Stream>& more, std::size_t failed, std::size_t count,
+                              const std::string& action, const std::string& why);
+  // A stream of a joined session ended (`stream`; -1: the server says which):
+  // asks a stream still up how many records the tape holds, hangs up and
+  // throws StreamLost.
+  [[noreturn]] void lose_stream(int stream, const std::string& action, const std::string& why);
+  Stream& sending() { return streams_[sent_ % streams_.size()]; }
+  Stream& receiving() { return streams_[taken_ % streams_.size()]; }
 
   // Pipelined rmt with tapekit's rmt (protocol.hpp): asked once, at the
   // first read or write, so that nothing else a session does changes.
-  void agree_pipeline();
+  void agree_pipeline(const std::string& action);
   void acknowledge_stop();
   // Whether a reply can be read without waiting.
   bool reply_ready();
@@ -88,12 +120,20 @@ class RemoteTape final : public Tape {
   void settle_reads(const std::string& action);
   void step_back(std::uint64_t records, std::uint64_t bytes, bool passed_end);
 
-  PipedChild link_;
+  std::vector<std::string> argv_;  // the remote shell's command line
+  std::string host_;
+  std::vector<Stream> streams_;    // [0]: the first connection
+  // Requests sent and replies taken since the streams joined: request i
+  // goes on stream i mod N, and its reply comes back there.
+  std::uint64_t sent_ = 0;
+  std::uint64_t taken_ = 0;
+  rmt::BufferedReader* reply_in_ = nullptr;  // where the last reply came from
+  int streams_wanted_ = 1;                   // 0: auto
+  std::uint64_t stream_rate_ = 0;
+  std::uint64_t records_on_tape_ = 0;  // writes answered since the open
   std::string shell_;  // the remote shell and host, for diagnostics
   int connect_timeout_ = 0;  // seconds, 0: none
   bool connecting_ = false;  // until the open is answered
-  std::unique_ptr<rmt::FdSource> source_;
-  std::unique_ptr<rmt::BufferedReader> in_;
   std::string request_;  // reused request buffer (header plus W payload)
   Version version_ = Version::unknown;
   std::optional<bool> tapekit_;

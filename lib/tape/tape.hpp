@@ -76,6 +76,10 @@ struct OpenOptions {
   // Writes to a remote tape may be pipelined with tapekit's rmt (records
   // known to be on the tape only later); false: each waits for its reply.
   bool pipelined_writes = true;
+  // Parallel streams to a remote tape (tapekit's rmt, pipelined): N remote
+  // shells joined into one session; 0: as many as auto_streams() picks.
+  int streams = 1;
+  std::uint64_t stream_rate = 0;  // bytes a second --streams auto aims at; 0: its default
 };
 
 // What MTIOCGET reported, and its portable reading.

@@ -172,6 +172,13 @@ std::string remote_detail(const std::string& name, const Error& e, const Options
   return text + "\n";
 }
 
+// Which of a remote tape's streams was lost, how, and what the tape holds:
+// the line after 1.19's, which has only strerror's words.
+std::string stream_lost_text(const Error& e, const char* role = "writer") {
+  if (dynamic_cast<const StreamLost*>(&e) == nullptr) return "";
+  return std::string("buffer (") + role + "): " + e.context() + "\n";
+}
+
 OpenOptions open_options(const Options& o) {
   OpenOptions oo;
   oo.rsh_command = o.rsh_command;
@@ -182,6 +189,9 @@ OpenOptions open_options(const Options& o) {
   // A digest cannot take back records a pipelined tape turns out not to
   // have taken, which --next-volume then writes again on the next volume.
   oo.pipelined_writes = !(o.hash && o.next_volume);
+  oo.streams = o.streams;
+  // --streams auto aims at no more than --output-rate lets through.
+  oo.stream_rate = o.output_rate;
   return oo;
 }
 
@@ -445,6 +455,8 @@ class Writer {
   std::string take_back_lost(const Error& e) {
     const auto* lost = dynamic_cast<const LostWrites*>(&e);
     if (lost == nullptr) return "";
+    // A lost stream's line already said what the tape holds.
+    if (lost->bytes_lost() == 0 && dynamic_cast<const StreamLost*>(&e) != nullptr) return "";
     std::uint64_t bytes = std::min<std::uint64_t>(lost->bytes_lost(), per_volume_.back());
     written_ -= bytes;
     per_volume_.back() -= bytes;
@@ -495,7 +507,7 @@ class Writer {
   [[noreturn]] void report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
     ring_.set_consumer_reported();
     if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
-    std::string loss = take_back_lost(e);
+    std::string loss = stream_lost_text(e) + take_back_lost(e);
     char kilobytes[32];
     std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
                   static_cast<unsigned long long>(written_ / 1024));
@@ -804,6 +816,7 @@ class Reader {
         // tape image also says what is damaged and where, as reblock and mt do.
         read_error = "buffer (reader): failed to read input: " + strerror_text(e.errnum()) + "\n";
         if (e.errnum() == ENOMEM) read_error += record_too_large_text(e);
+        read_error += stream_lost_text(e, "reader");
         if (const auto* damaged = dynamic_cast<const DamagedImage*>(&e))
           read_error += "buffer (reader): " + input_->name() + ": " + damaged->damage() +
                         (damaged->is_damage() ? " (mt verify shows the first damage)" : "") + "\n";

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../lib/error.hpp"
+#include "../../lib/rmt/protocol.hpp"
 #include "../../lib/size.hpp"
 #include "buffer.hpp"
 #include "report.hpp"
@@ -42,6 +43,7 @@ const char* const kHelpText =
     "  --force-local  a file name with a colon is a local file, not host:path\n"
     "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
     "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
+    "  --streams N|auto  N remote shells to a host:path, one session (auto: by round trip)\n"
     "  --timeout SECS  end the run when a read or a block write takes SECS or more\n"
     "  --input-rate RATE, --output-rate RATE  at most RATE bytes a second (10m)\n"
     "  --queue-file PATH  keep the queue's blocks in a file (a new name or a directory)\n"
@@ -109,6 +111,16 @@ void check_watermarks(Options& o) {
   if (o.low_water >= o.high_water)
     fail_exact("buffer: --low-water " + std::to_string(o.low_water) +
                " must be below --high-water " + std::to_string(o.high_water));
+}
+
+// --streams: a count of remote shells, or "auto" (0).
+int streams_arg(const std::string& text) {
+  if (text == "auto") return 0;
+  std::int64_t n = count_arg(text, "--streams");
+  if (n < 1 || n > rmt::max_streams)
+    fail_exact("buffer: invalid --streams '" + text + "': 1 to " +
+               std::to_string(rmt::max_streams) + ", or auto");
+  return static_cast<int>(n);
 }
 
 // Whole seconds from 0 (no limit) to a day.
@@ -184,6 +196,7 @@ Options parse_options(int argc, char** argv) {
       ("force-local", "", cxxopts::value<bool>())
       ("connect-timeout", "", cxxopts::value<std::string>())
       ("plain-remote", "", cxxopts::value<bool>())
+      ("streams", "", cxxopts::value<std::string>())
       ("help", "", cxxopts::value<bool>())
       ("timeout", "", cxxopts::value<std::string>())
       ("input-rate", "", cxxopts::value<std::string>())
@@ -290,6 +303,8 @@ Options parse_options(int argc, char** argv) {
       o.connect_timeout = seconds_arg(value, "--connect-timeout");
     } else if (key == "plain-remote") {
       o.plain_remote = true;
+    } else if (key == "streams") {
+      o.streams = streams_arg(value);
     } else if (key == "help") {
       o.help = true;
     } else if (key == "version") {

@@ -35,6 +35,7 @@ struct Options {
   bool force_local = false;        // --force-local
   int connect_timeout = -1;        // --connect-timeout SECONDS (-1: default)
   bool plain_remote = false;       // --plain-remote
+  int streams = 1;                 // --streams N|auto (0: auto), for host:path names
   bool help = false;               // --help
   bool version = false;            // --version
 

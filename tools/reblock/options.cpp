@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "../../lib/error.hpp"
+#include "../../lib/rmt/protocol.hpp"
 #include "../../lib/size.hpp"
 #include "../common/cxxopts.hpp"
 
@@ -13,7 +14,7 @@ namespace tk::reblock {
 const char* const kUsageText =
     "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]\n"
     "               [--pad-byte byte] [--force-local] [--connect-timeout seconds]\n"
-    "               [--plain-remote]\n";
+    "               [--plain-remote] [--streams count | auto]\n";
 
 const char* const kOptionsText =
     "\n"
@@ -29,6 +30,7 @@ const char* const kOptionsText =
     "  --force-local            a name with a colon is a local file, not host:path\n"
     "  --connect-timeout seconds  give up on a silent host:path (default 30; 0: wait)\n"
     "  --plain-remote           host:x.tap may be a plain file where rmt is not tapekit's\n"
+    "  --streams count|auto     remote shells joined into one session to a host:path\n"
     "  --version                print the version and exit\n"
     "Input and output may be files, pipes, tape devices, *.tap virtual tapes or\n"
     "[user@]host:path; sizes take the suffixes b (512), k, m, g.\n";
@@ -55,7 +57,8 @@ CommandLine parse_command_line(int argc, char** argv) {
       ("pad-byte", "pad byte", cxxopts::value<std::string>())
       ("force-local", "names with a colon are local files")
       ("connect-timeout", "seconds a host:path may stay silent", cxxopts::value<std::string>())
-      ("plain-remote", "host:x.tap may be a plain file there");
+      ("plain-remote", "host:x.tap may be a plain file there")
+      ("streams", "remote shells to a host:path", cxxopts::value<std::string>());
   CommandLine line;
   Options& options = line.options;
   OpenOptions& remote = line.open_options;
@@ -70,6 +73,12 @@ CommandLine parse_command_line(int argc, char** argv) {
     options.totals = result.count("t") > 0;
     options.force_local = result.count("force-local") > 0;
     remote.plain_remote = result.count("plain-remote") > 0;
+    if (result.count("streams")) {
+      std::string streams = result["streams"].as<std::string>();
+      remote.streams = streams == "auto" ? 0
+                                         : static_cast<int>(parse_count(streams, "--streams", 1,
+                                                                        rmt::max_streams));
+    }
     if (result.count("connect-timeout"))
       remote.connect_timeout = static_cast<int>(parse_count(
           result["connect-timeout"].as<std::string>(), "--connect-timeout", 0, max_connect_timeout));

@@ -9,11 +9,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <ctime>
 #include <fcntl.h>
 #include <memory>
 #include <netdb.h>
 #include <optional>
+#include <poll.h>
 #include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -24,6 +26,7 @@
 #include "../../lib/io.hpp"
 #include "../../lib/rmt/fd_source.hpp"
 #include "../../lib/tape/tape.hpp"
+#include "join.hpp"
 #include "opener.hpp"
 #include "policy.hpp"
 #include "sandbox.hpp"
@@ -105,6 +108,13 @@ class OpenDeadline {
   struct sigaction old_ {};
 };
 
+// Parallel streams: how long the first connection waits for the others to
+// join, how long it answers the streams left after one was lost, and how
+// long one request may take to arrive then.
+constexpr int gather_seconds = 60;
+constexpr int broken_seconds = 30;
+constexpr int broken_request_ms = 5000;
+
 // Ends the session: the control stream cannot be trusted any more.
 struct SessionEnd {
   Exit status;
@@ -155,14 +165,18 @@ class Session {
   Session(const ServerOptions& options, int in_fd, int out_fd)
       : options_(options),
         policy_(options.allow, options.read_only, options.write_once),
-        source_(in_fd, "control input"),
-        in_(source_),
+        source0_(in_fd, "control input"),
+        in0_(source0_),
+        in0_fd_(in_fd),
+        out0_fd_(out_fd),
+        source_(&source0_),
+        in_(&in0_),
         out_fd_(out_fd),
         own_stdio_({in_fd, out_fd, 2}),
         peer_(describe_peer(in_fd)) {
     limits_.drain = std::max<std::size_t>(limits_.drain, 64 * 1024);
-    source_.set_busy_poll(options.busy_poll);
-    source_.set_stop_ends_wait(true);  // a signal ends the session between requests
+    source0_.set_busy_poll(options.busy_poll);
+    source0_.set_stop_ends_wait(true);  // a signal ends the session between requests
     if (!options.debug_log.empty()) {
       debug_ = open_file(options.debug_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     }
@@ -194,6 +208,7 @@ class Session {
   int run();
 
  private:
+  void serve_requests();
   void handle(const rmt::Request& r);
   void open(const rmt::Request& r);
   void close_tape();
@@ -203,6 +218,25 @@ class Session {
   void ioctl(const rmt::Request& r, bool extended);
   void status();
   void status_field(char sub);
+
+  // Parallel streams (protocol.hpp, i29807 to i29809).
+  std::size_t stream_count() const noexcept { return streams_.size() + 1; }
+  // Makes source_, in_ and out_fd_ stream i's (0: the first connection).
+  void select_stream(std::size_t i);
+  int stream_input(std::size_t i) const;
+  void start_streams(std::int64_t count);
+  // Takes joins until all came, the client sent something on the first
+  // stream (it went on without them) or the time is up.
+  void gather();
+  // The other streams are let go: their rmt processes end.
+  void end_streams();
+  // The joiner's side: hands this connection to the session, then waits.
+  void join(const rmt::Request& r);
+  // After a stream of a joined session was lost: the tape is closed, what
+  // the other streams still send is answered until they end.
+  void serve_broken(std::string& end);
+  void answer_broken(const rmt::Request& r);
+  void log_line(const std::string& text);
 
   Tape& tape();
   // The W record, read in place; ends the session if it does not arrive.
@@ -222,8 +256,14 @@ class Session {
   const ServerOptions& options_;
   PathPolicy policy_;
   rmt::Limits limits_;
-  rmt::FdSource source_;
-  rmt::BufferedReader in_;
+  // The first connection; with parallel streams, source_, in_ and out_fd_
+  // are the stream whose turn it is.
+  rmt::FdSource source0_;
+  rmt::BufferedReader in0_;
+  int in0_fd_;
+  int out0_fd_;
+  rmt::FdSource* source_;
+  rmt::BufferedReader* in_;
   int out_fd_;
   OwnStdio own_stdio_;
   std::string peer_;
@@ -252,6 +292,22 @@ class Session {
   std::size_t record_capacity_ = 0;
 
   std::string opened_;  // "path flags; path flags" for the log
+  // Parallel streams: the meeting point while the others join, then
+  // streams 1 .. N-1 (by index - 1), served in turn after the first.
+  struct Stream {
+    JoinedStream joined;
+    std::unique_ptr<rmt::FdSource> source;
+    std::unique_ptr<rmt::BufferedReader> in;
+  };
+  std::unique_ptr<JoinPoint> join_;
+  std::vector<Stream> streams_;
+  std::size_t turn_ = 0;
+  bool release_streams_ = false;  // after this request's reply (C, O)
+  std::uint64_t records_written_ = 0;  // since the open
+  std::size_t lost_stream_ = 0;        // from 1; 0: none
+  std::string broken_text_;            // the E103 reply after a loss
+  std::string streams_note_;           // for the log
+
   std::uint64_t bytes_in_ = 0;
   std::uint64_t bytes_out_ = 0;
   std::uint64_t requests_ = 0;
@@ -313,10 +369,10 @@ void Session::debug(std::string_view line) {
 }
 
 std::span<const std::byte> Session::receive_payload(std::size_t size) {
-  source_.set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
+  source_->set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
   std::span<const std::byte> got;
   try {
-    got = in_.take(size);
+    got = in_->take(size);
   } catch (const Error& e) {
     throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
   }
@@ -325,10 +381,10 @@ std::span<const std::byte> Session::receive_payload(std::size_t size) {
 }
 
 void Session::drain_payload(std::uint64_t n) {
-  source_.set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
+  source_->set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
   std::uint64_t got = 0;
   try {
-    got = in_.discard(n);
+    got = in_->discard(n);
   } catch (const Error& e) {
     throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
   }
@@ -366,6 +422,7 @@ void Session::open(const rmt::Request& r) {
   tape_ = std::move(opened.tape);
   tape_dir_ = std::move(opened.directory);
   tape_flags_ = d.flags;
+  records_written_ = 0;
   v1_ = false;
   pipelined_ = writes_stopped_ = reads_stopped_ = false;
   reply_ok(0);
@@ -442,12 +499,14 @@ void Session::write(const rmt::Request& r) {
       // GNU rmt do. An E reply would make the client send it all again.
       if (e.bytes_done() == 0 || e.errnum() == EINTR) throw;
       bytes_in_ += e.bytes_done();
+      ++records_written_;
       reply_ok(e.bytes_done());
       return;
     }
   }
   writes_stopped_ = false;
   bytes_in_ += n;
+  if (n > 0) ++records_written_;
   reply_ok(n);
 }
 
@@ -490,6 +549,7 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
   auto wire = rmt::parse_number(r.lines[0]);
   auto count = rmt::parse_number(r.lines[1]);
   if (r.too_long[0] || !wire) throw Refusal{EINVAL, "Invalid operation code"};
+  if (extended && *wire == rmt::tapekit_join_op) return join(r);
   if (r.too_long[1] || !count) throw Refusal{EINVAL, "Invalid byte count"};
   if (extended && *wire == rmt::tapekit_identify_op) {
     reply_ok(static_cast<std::uint64_t>(rmt::tapekit_identify_op));
@@ -506,6 +566,12 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
     writes_stopped_ = reads_stopped_ = false;
     reply_ok(std::exchange(cancelled_, 0));
     return;
+  }
+  if (extended && *wire == rmt::tapekit_streams_op) return start_streams(*count);
+  if (extended && *wire == rmt::tapekit_session_op) {
+    if (*count == 0) return reply_ok(records_written_);
+    if (*count == 1) return reply_ok(lost_stream_);
+    throw Refusal{EINVAL, "Invalid session question"};
   }
   if (extended && *wire == rmt::tapekit_position_op) {
     reply_ok(static_cast<std::uint64_t>(std::max<std::int64_t>(tape().tell(), 0)));
@@ -554,8 +620,12 @@ void Session::status_field(char sub) {
 
 void Session::handle(const rmt::Request& r) {
   switch (r.command) {
-    case 'O': open(r); break;
+    case 'O':
+      release_streams_ = !streams_.empty();
+      open(r);
+      break;
     case 'C':
+      release_streams_ = !streams_.empty();
       if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
       pipelined_ = writes_stopped_ = reads_stopped_ = false;
       close_tape();
@@ -574,44 +644,68 @@ void Session::handle(const rmt::Request& r) {
   }
 }
 
+void Session::serve_requests() {
+  for (;;) {
+    // A signal that interrupted the last request ends the session here,
+    // before the next read could block again.
+    if (stop_requested()) throw SessionEnd{Exit::connection, "stopped by a signal"};
+    if (!streams_.empty()) select_stream(turn_);
+    source_->set_timeout(options_.idle_timeout > 0 ? options_.idle_timeout * 1000 : -1);
+    try {
+      if (!rmt::read_request(*in_, limits_, request_)) {
+        // Our client ends a joined session with C first.
+        if (!streams_.empty()) throw SessionEnd{Exit::connection, "end of input"};
+        return;
+      }
+    } catch (const rmt::ProtocolError& e) {
+      if (e.kind() == rmt::ProtocolError::Kind::garbage) reply_error(EINVAL, "Garbage command");
+      throw SessionEnd{Exit::protocol, e.what()};
+    } catch (const Interrupted&) {
+      throw SessionEnd{Exit::connection, "stopped by a signal"};
+    } catch (const Error& e) {
+      throw SessionEnd{Exit::connection, e.what()};
+    }
+    ++requests_;
+    if (debug_.valid()) {
+      std::string line(1, request_.command);
+      if (request_.command == 's') line += request_.sub;
+      for (int i = 0; i < request_.line_count; ++i)
+        line += " " + quoted(request_.lines[static_cast<std::size_t>(i)].substr(0, 256));
+      debug(line);
+    }
+    try {
+      handle(request_);
+    } catch (const Refusal& f) {
+      reply_error(f.errnum, f.text);
+    } catch (const Error& e) {
+      reply_error(e.errnum(), std::strerror(e.errnum()));
+    }
+    if (release_streams_) {
+      release_streams_ = false;
+      end_streams();
+    } else if (!streams_.empty()) {
+      turn_ = (turn_ + 1) % stream_count();
+    }
+  }
+}
+
 int Session::run() {
   Exit status = Exit::ok;
   std::string end = "eof";
   try {
-    for (;;) {
-      // A signal that interrupted the last request ends the session here,
-      // before the next read could block again.
-      if (stop_requested()) throw SessionEnd{Exit::connection, "stopped by a signal"};
-      source_.set_timeout(options_.idle_timeout > 0 ? options_.idle_timeout * 1000 : -1);
-      try {
-        if (!rmt::read_request(in_, limits_, request_)) break;
-      } catch (const rmt::ProtocolError& e) {
-        if (e.kind() == rmt::ProtocolError::Kind::garbage) reply_error(EINVAL, "Garbage command");
-        throw SessionEnd{Exit::protocol, e.what()};
-      } catch (const Interrupted&) {
-        throw SessionEnd{Exit::connection, "stopped by a signal"};
-      } catch (const Error& e) {
-        throw SessionEnd{Exit::connection, e.what()};
-      }
-      ++requests_;
-      if (debug_.valid()) {
-        std::string line(1, request_.command);
-        if (request_.command == 's') line += request_.sub;
-        for (int i = 0; i < request_.line_count; ++i)
-          line += " " + quoted(request_.lines[static_cast<std::size_t>(i)].substr(0, 256));
-        debug(line);
-      }
-      try {
-        handle(request_);
-      } catch (const Refusal& f) {
-        reply_error(f.errnum, f.text);
-      } catch (const Error& e) {
-        reply_error(e.errnum(), std::strerror(e.errnum()));
-      }
-    }
+    serve_requests();
   } catch (const SessionEnd& e) {
     status = e.status;
     end = e.reason;
+    if (!streams_.empty() && !stop_requested()) {
+      // The stream whose turn it was ended (or its reply could not go): no
+      // record can follow in order, so the tape gets its filemark now.
+      status = Exit::connection;
+      lost_stream_ = turn_ + 1;
+      end = "stream " + std::to_string(lost_stream_) + " of " + std::to_string(stream_count()) +
+            " lost after " + std::to_string(records_written_) + " records: " + e.reason;
+      serve_broken(end);
+    }
   }
   // Closing after a write writes the filemark; a failure here has no client
   // left to tell, so the log and the exit status carry it.
@@ -621,8 +715,185 @@ int Session::run() {
     end += std::string("; close: ") + e.what();
     if (status == Exit::ok) status = Exit::close;
   }
+  streams_.clear();
   log_session(end);
   return static_cast<int>(status);
+}
+
+void Session::select_stream(std::size_t i) {
+  if (i == 0) {
+    source_ = &source0_;
+    in_ = &in0_;
+    out_fd_ = out0_fd_;
+    return;
+  }
+  Stream& s = streams_[i - 1];
+  source_ = s.source.get();
+  in_ = s.in.get();
+  out_fd_ = s.joined.out.get();
+}
+
+int Session::stream_input(std::size_t i) const {
+  return i == 0 ? in0_fd_ : streams_[i - 1].joined.in.get();
+}
+
+void Session::start_streams(std::int64_t count) {
+  if (!tape_ || !pipelined_) throw Refusal{EINVAL, "Streams need an open tape and a pipeline"};
+  if (!streams_.empty() || count < 2 || count > rmt::max_streams)
+    throw Refusal{EINVAL, "Invalid number of streams"};
+  join_ = std::make_unique<JoinPoint>(static_cast<int>(count));
+  reply_.clear();
+  rmt::append_ok(reply_, join_->token().size());
+  debug(reply_);
+  reply_ += join_->token();
+  send(reply_);
+  gather();
+}
+
+void Session::gather() {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::seconds(gather_seconds);
+  std::vector<JoinedStream> joined;
+  std::string refusal;
+  std::string why = "the client went on without them";
+  while (!join_->complete() && !in0_.buffered()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      why = "not all came within " + std::to_string(gather_seconds) + " s";
+      break;
+    }
+    pollfd p[2] = {{join_->fd(), POLLIN, 0}, {in0_fd_, POLLIN, 0}};
+    int n = retry_eintr(::poll, p, nfds_t{2}, static_cast<int>(left.count()));
+    if (n == -1) {
+      if (stop_requested()) throw SessionEnd{Exit::connection, "stopped by a signal"};
+      throw_errno("poll");
+    }
+    if (p[1].revents != 0) break;
+    if ((p[0].revents & POLLIN) != 0) {
+      if (auto s = join_->accept_one(refusal))
+        joined.push_back(std::move(*s));
+      else if (!refusal.empty())
+        log_line("join refused: " + refusal);
+    }
+  }
+  const bool all = join_->complete();
+  const std::size_t asked = join_->streams();
+  const auto count = joined.size() + 1;
+  join_.reset();  // the name goes with it: nobody else can try
+  if (!all) {
+    // The ones that came are let go with `joined`.
+    streams_note_ = std::to_string(count) + " of " + std::to_string(asked) + " streams joined; " + why;
+    return;
+  }
+  streams_.resize(joined.size());
+  for (JoinedStream& j : joined) {
+    Stream& s = streams_[static_cast<std::size_t>(j.index - 1)];
+    s.source = std::make_unique<rmt::FdSource>(j.in.get(), "stream " + std::to_string(j.index + 1));
+    s.source->set_busy_poll(options_.busy_poll);
+    s.source->set_stop_ends_wait(true);
+    s.in = std::make_unique<rmt::BufferedReader>(*s.source);
+    s.joined = std::move(j);
+  }
+  // The request that started them was the first connection's; the turns
+  // begin after it, with the first connection again.
+  turn_ = count - 1;
+  streams_note_ = std::to_string(count) + " streams";
+}
+
+void Session::end_streams() {
+  if (streams_.empty()) return;
+  select_stream(0);
+  streams_.clear();
+  turn_ = 0;
+}
+
+void Session::join(const rmt::Request& r) {
+  if (requests_ != 1 || tape_ || r.too_long[1])
+    throw Refusal{EINVAL, "Join only as the first request"};
+  // The client sends nothing more until the join is answered.
+  if (in0_.buffered()) throw Refusal{EINVAL, "Requests after a join request"};
+  Handover h;
+  try {
+    h = hand_over(r.lines[1], in0_fd_, out0_fd_);
+  } catch (const Error& e) {
+    streams_note_ = std::string("join refused: ") + e.what();
+    log_line(streams_note_);
+    throw Refusal{EACCES, e.errnum() == EACCES ? "Join refused by the session"
+                          : e.errnum() == EINVAL ? "Join refused: malformed token"
+                                                 : "Join refused: no such session waiting"};
+  }
+  reply_ok(static_cast<std::uint64_t>(h.index));
+  streams_note_ = "joined as stream " + std::to_string(h.index + 1);
+  // The session reads and writes this connection now; sshd keeps it open
+  // while we live, so we live until the session lets it go.
+  wait_for_release(h.link.get());
+  throw SessionEnd{Exit::ok, "released"};
+}
+
+void Session::serve_broken(std::string& end) {
+  try {
+    close_tape();
+  } catch (const Error& e) {
+    end += std::string("; close: ") + e.what();
+  }
+  broken_text_ = "Stream " + std::to_string(lost_stream_) + " of " +
+                 std::to_string(stream_count()) + " lost after " +
+                 std::to_string(records_written_) + " records";
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::seconds(broken_seconds);
+  std::vector<bool> live(stream_count(), true);
+  live[lost_stream_ - 1] = false;
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> which;
+    std::optional<std::size_t> ready;
+    for (std::size_t i = 0; i < live.size() && !ready; ++i) {
+      if (!live[i]) continue;
+      select_stream(i);
+      if (in_->buffered()) ready = i;
+      fds.push_back({stream_input(i), POLLIN, 0});
+      which.push_back(i);
+    }
+    if (fds.empty()) return;
+    if (!ready) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return;
+      if (retry_eintr(::poll, fds.data(), static_cast<nfds_t>(fds.size()),
+                      static_cast<int>(left.count())) <= 0)
+        return;  // the time is up, or a stop signal
+      for (std::size_t k = 0; k < fds.size() && !ready; ++k)
+        if (fds[k].revents != 0) ready = which[k];
+    }
+    select_stream(*ready);
+    source_->set_timeout(broken_request_ms);
+    try {
+      if (!rmt::read_request(*in_, limits_, request_))
+        live[*ready] = false;
+      else
+        answer_broken(request_);
+    } catch (const SessionEnd&) {
+      live[*ready] = false;
+    } catch (const Error&) {
+      live[*ready] = false;
+    }
+  }
+}
+
+void Session::answer_broken(const rmt::Request& r) {
+  ++requests_;
+  if (r.command == 'W') {
+    auto count = rmt::parse_number(r.lines[0]);
+    if (r.too_long[0] || !count || *count < 0) throw SessionEnd{Exit::protocol, "invalid W count"};
+    drain_payload(static_cast<std::uint64_t>(*count));
+  } else if (r.command == 'C') {
+    return reply_ok(0);
+  } else if (r.command == 'i') {
+    auto wire = rmt::parse_number(r.lines[0]);
+    auto count = rmt::parse_number(r.lines[1]);
+    if (wire && count && *wire == rmt::tapekit_session_op && (*count == 0 || *count == 1))
+      return reply_ok(*count == 0 ? records_written_ : lost_stream_);
+  }
+  reply_error(ECONNABORTED, broken_text_);
 }
 
 void Session::log_session(const std::string& end) {
@@ -633,10 +904,16 @@ void Session::log_session(const std::string& end) {
   line += " open=[" + opened_ + "] requests=" + std::to_string(requests_) +
           " in=" + std::to_string(bytes_in_) + " out=" + std::to_string(bytes_out_) +
           " end=" + quoted(end);
+  if (!streams_note_.empty()) line += " streams=" + quoted(streams_note_);
   if (!sandbox_.empty()) line += " sandbox=" + quoted(sandbox_);
+  log_line(line);
+  if (options_.log == "syslog") ::closelog();
+}
+
+void Session::log_line(const std::string& text) {
+  if (options_.log == "none") return;
   if (options_.log == "syslog") {
-    ::syslog(LOG_INFO, "%s", line.c_str());
-    ::closelog();
+    ::syslog(LOG_INFO, "%s", text.c_str());
     return;
   }
   char stamp[32];
@@ -644,11 +921,11 @@ void Session::log_session(const std::string& end) {
   std::tm tm{};
   ::gmtime_r(&now, &tm);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  line = std::string(stamp) + " rmt[" + std::to_string(::getpid()) + "]: " + line + "\n";
+  std::string line = std::string(stamp) + " rmt[" + std::to_string(::getpid()) + "]: " + text + "\n";
   try {
     write_all(log_.get(), std::as_bytes(std::span(line.data(), line.size())), options_.log);
   } catch (const Error&) {
-    // The session is over; losing its log line must not change its status.
+    // Losing a log line must not change the session.
   }
 }
 

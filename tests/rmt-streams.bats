@@ -1,0 +1,219 @@
+#!/usr/bin/env bats
+# Shows that --streams N joins N remote shells into one rmt session on one
+# tape: records reach the tape in the order written and come back in order
+# (through the rsh stand-in, and through a real sshd behind the WAN emulator
+# with an authorized_keys forced command "rmt --allow ..."); a join without
+# the session's secret, or from another user, is refused and logged; a
+# stream killed mid-transfer ends the run with the stream named and the
+# exact count of records on the tape, leaving nothing running; and servers
+# without streams are spoken to over one connection, as before.
+# bats' run sets $status, $output, $stderr and $lines.
+# shellcheck disable=SC2154
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+setup_file() {
+  export SSHDIR=$BATS_FILE_TMPDIR/sshd TAPES=$BATS_FILE_TMPDIR/tapes
+  mkdir -p "$TAPES"
+  export FORCED_LOG=$BATS_FILE_TMPDIR/forced.log
+  local rc=0
+  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" "$TK_BIN/rmt --allow $TAPES --log $FORCED_LOG" \
+    >"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
+  # A short round trip: the emulator's delays, not its timing, are the point.
+  if [ "$rc" = 0 ]; then
+    WANRELAY=$TK_TEST_BIN/wanrelay "$BATS_TEST_DIRNAME/sshd-helper" wan "$SSHDIR" 10 200m 1m \
+      >>"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
+  fi
+  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
+}
+
+teardown_file() {
+  "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"
+}
+
+setup() {
+  cd "$BATS_TEST_TMPDIR" || return 1
+  export RSH=$BATS_TEST_DIRNAME/rsh-standin RMT=$TK_BIN/rmt
+  export RSH_STANDIN_SERVER="$TK_BIN/rmt --log $BATS_TEST_TMPDIR/rmt.log"
+  random_mib 1 11 >in
+}
+
+needs_sshd() {
+  local rc
+  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
+  [ "$rc" != 77 ] || skip "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
+  [ "$rc" = 0 ] || fail "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
+  export RSH=$SSHDIR/ssh-forced-wan
+  unset RSH_STANDIN_SERVER
+  : >"$FORCED_LOG"
+}
+
+# Waits (bounded) until nothing of a session is left: no rmt of the forced
+# command or ssh of ours running, no meeting point listening.
+assert_nothing_left() {
+  local _
+  for _ in $(seq 1 100); do
+    if ! pgrep -f "rmt --allow $TAPES" >/dev/null && ! pgrep -f -- "-i $SSHDIR/forced_key" >/dev/null &&
+      ! grep -q '@tapekit-rmt-' /proc/net/unix; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  pgrep -af "rmt --allow $TAPES|$SSHDIR/forced_key" >&2
+  grep '@tapekit-rmt-' /proc/net/unix >&2
+  fail "processes or a meeting point of the session were left behind"
+}
+
+@test "streams: four streams write records in order and read them back byte for byte" {
+  # Records of different contents in a known order: any reordering shows.
+  "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/s.tap"
+  grep -q 'streams="4 streams"' rmt.log
+  "$MT" -f s.tap rewind
+  "$BUFFER" -s 10k -i s.tap >plain
+  assert_equal "$(sha plain)" "$(sha in)"
+  "$MT" -f s.tap rewind
+  "$BUFFER" -s 10k --streams 4 -i "localhost:$PWD/s.tap" >back
+  assert_equal "$(sha back)" "$(sha in)"
+  # Read-ahead still stops at the filemark: the tape is after it.
+  run "$MT" -f s.tap status
+  assert_line "File number=1, block number=0, partition=0."
+}
+
+@test "streams: reblock --streams 3 writes and reads in order" {
+  "$REBLOCK" -s 4k --streams 3 -i in -o "localhost:$PWD/r.tap"
+  grep -q 'streams="3 streams"' rmt.log
+  "$MT" -f r.tap rewind
+  "$REBLOCK" -s 4k --streams 3 -i "localhost:$PWD/r.tap" -o back
+  assert_equal "$(sha back)" "$(sha in)"
+}
+
+@test "streams: --streams 1 and servers without streams use one connection" {
+  export RSH_STANDIN_LOG=$PWD/calls
+  "$BUFFER" -s 10k --streams 1 -i in -o "localhost:$PWD/one.tap"
+  assert_equal "$(wc -l <calls)" 1
+  run ! grep -q 'i29807' rmt.log
+  : >calls
+  RSH_STANDIN_SERVER=/usr/sbin/rmt-dump "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/plain.out"
+  assert_equal "$(wc -l <calls)" 1
+  cmp in plain.out
+}
+
+@test "streams: a full .tap mid-window with streams: --next-volume carries on, nothing lost or written twice" {
+  # shellcheck disable=SC2016 # run by buffer's shell, which expands it
+  local change='n=$(ls | grep -c "^full.*tap$"); mv v.tap full$n.tap; mv v.tap.state full$n.tap.state; mt -f v.tap vt-create 200k'
+  "$MT" -f v.tap vt-create 200k
+  head -c 700000 in >part
+  run --separate-stderr "$BUFFER" -s 10k --streams 3 -i part -o "localhost:$PWD/v.tap" --next-volume "$change"
+  assert_success
+  [ -e full1.tap ] || fail "expected several volumes: $(ls)"
+  local f
+  for f in full0.tap full1.tap full2.tap full3.tap v.tap; do
+    [ -e "$f" ] || continue
+    "$MT" -f "$f" rewind
+    "$BUFFER" -s 10k -i "$f" >>back
+  done
+  assert_equal "$(sha back)" "$(sha part)"
+}
+
+@test "streams: --streams takes 1 to 16 or auto, and names a bad value" {
+  run --separate-stderr "$BUFFER" --streams 0 -i in -o /dev/null
+  assert_failure
+  assert_equal "$stderr" "buffer: invalid --streams '0': 1 to 16, or auto"
+  run --separate-stderr "$REBLOCK" --streams many -i in -o /dev/null
+  assert_equal "$status" 2
+  assert_regex "$stderr" "--streams"
+  # auto over a link of no delay is one stream.
+  "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/a.tap"
+  run ! grep -q 'streams=' rmt.log
+}
+
+# An owner session waiting for two more streams, its log in owner.log: its
+# join token in $token. Input goes through fd 7.
+start_owner() {
+  mkfifo owner.in
+  exec 7<>owner.in
+  "$RMT" --log "$PWD/owner.log" <owner.in >owner.out 7>&- &
+  printf 'O%s\n1 O_WRONLY|O_CREAT|O_TRUNC\ni29805\n1\ni29807\n3\n' "$PWD/f" >&7
+  local _
+  for _ in $(seq 1 100); do
+    [ "$(wc -c <owner.out)" -ge 59 ] && break
+    sleep 0.05
+  done
+  token=$(tail -c 49 owner.out)
+  [[ $token =~ ^[0-9a-f]{16}:[0-9a-f]{32}$ ]] || fail "no token: $(cat owner.out)"
+}
+
+@test "streams: a join with a wrong secret is refused (E13) and logged by both sides" {
+  start_owner
+  run --separate-stderr "$RMT" --log "$PWD/joiner.log" <<<"i29808
+1:${token%%:*}:0123456789abcdef0123456789abcdef"
+  exec 7>&-
+  assert_success
+  assert_equal "$output" $'E13\nJoin refused by the session'
+  grep -q 'join refused: a wrong secret (uid [0-9]* pid [0-9]*)' owner.log
+  grep -q 'streams="join refused: join: session [0-9a-f]* refused stream 2' joiner.log
+  # Nobody joined, so the session went on with one stream.
+  wait
+}
+
+@test "streams: a join from another user is refused and logged, the secret not sent" {
+  [ "$(id -u)" = 0 ] || skip "needs root to run a joiner as another user"
+  command -v setpriv >/dev/null || skip "setpriv missing"
+  start_owner
+  run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$RMT" --log none <<<"i29808
+1:$token"
+  exec 7>&-
+  assert_equal "$output" $'E13\nJoin refused by the session'
+  grep -q 'join refused: another user: the session is uid 0'"'"'s (uid 65534 pid [0-9]*)' owner.log
+  wait
+}
+
+@test "streams: over ssh through the WAN emulator, one forced rmt --allow command serves every stream" {
+  needs_sshd
+  # Few logins: each is the slow part of this test.
+  "$BUFFER" -s 10k --streams 3 -i in -o "root@localhost:$TAPES/w.tap"
+  grep -q 'streams="3 streams"' "$FORCED_LOG"
+  assert_equal "$(grep -c 'streams="joined as stream' "$FORCED_LOG")" 2
+  "$MT" -f "$TAPES/w.tap" rewind
+  "$BUFFER" -s 10k --streams 2 -i "root@localhost:$TAPES/w.tap" >back
+  assert_equal "$(sha back)" "$(sha in)"
+  assert_nothing_left
+}
+
+@test "streams: one ssh of three killed mid-transfer ends the run naming it, with the exact records on the tape" {
+  needs_sshd
+  random_mib 2 12 >in2
+  mkfifo feed
+  "$BUFFER" -s 10k --streams 3 -i feed -o "root@localhost:$TAPES/k.tap" 2>err 3>&- &
+  local buffer_pid=$! _
+  exec 6>feed
+  head -c 500000 in2 >&6
+  # The second remote shell started is the first to join; records go
+  # through it once all have joined (a login alone reads about 40 kB).
+  local victim='' read=0
+  for _ in $(seq 1 300); do
+    victim=$(pgrep -f -- "-i $SSHDIR/forced_key" | sort -n | sed -n 2p) &&
+      read=$(awk '/^rchar/ { print $2 }' "/proc/$victim/io" 2>/dev/null) &&
+      [ "${read:-0}" -gt 120000 ] && break
+    sleep 0.1
+  done
+  [ "${read:-0}" -gt 120000 ] || fail "no records went through the second stream"
+  kill -KILL "$victim"
+  tail -c +500001 in2 >&6 || true
+  exec 6>&-
+  run timeout 60 tail --pid="$buffer_pid" -f /dev/null
+  assert_success
+  run wait "$buffer_pid"
+  assert_equal "$status" 254
+  run cat err
+  assert_regex "$output" "stream 2 of 3 lost \\(connection lost; the remote shell $SSHDIR/ssh-forced-wan for localhost ended with killed by signal 9\\); ([0-9]+) records? (are|is) on the tape"
+  [[ $output =~ \;\ ([0-9]+)\ record ]]
+  local records=${BASH_REMATCH[1]}
+  assert_line --regexp "^buffer \(writer\): $((records * 10240)) bytes reached root@localhost:$TAPES/k\.tap, [0-9]+ queued bytes were not written$"
+  grep -q "end=\"stream 2 of 3 lost after $records records" "$FORCED_LOG"
+  "$MT" -f "$TAPES/k.tap" rewind
+  "$BUFFER" -s 10k -i "$TAPES/k.tap" >back
+  assert_equal "$(sha back)" "$(head -c "$((records * 10240))" in2 | sha)"
+  assert_nothing_left
+}

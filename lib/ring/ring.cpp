@@ -1,7 +1,6 @@
 // The ring's shared header and its futex-based waits.
 #include "ring.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -9,11 +8,8 @@
 #include <ctime>
 #include <fcntl.h>
 #include <linux/futex.h>
-#include <csignal>
 #include <new>
-#include <sys/mman.h>
 #include <sys/syscall.h>
-#include <thread>
 #include <unistd.h>
 
 #include <boost/interprocess/anonymous_shared_memory.hpp>
@@ -52,28 +48,6 @@ struct Ring::Shared {
   std::atomic<std::uint64_t> consumer_steps{0};
   std::atomic<std::uint64_t> consumer_volume{1};
   // Followed by `blocks` lengths, then the blocks themselves.
-};
-
-// The first lap's warming, in the producer's process. The warmer and the
-// producer share one frontier: bytes of the first lap below it are claimed,
-// by the warmer a chunk at a time or by the producer a block at a time,
-// and each side touches only what it claimed. The producer never touches a
-// chunk the warmer is still on: it waits for `warmed` to pass it, which is
-// at most one chunk's page faults.
-struct Ring::Warmer {
-  std::atomic<std::size_t> claimed{0};  // first-lap bytes claimed by either side
-  std::atomic<std::size_t> warmed{0};   // the end of the warmer's last finished chunk
-  std::atomic<std::uint32_t> wake{0};   // bumped when the producer moves on, or to stop
-  std::atomic<bool> stop{false};
-  Fd zero;  // /dev/zero, when it opens
-  std::thread thread;
-
-  ~Warmer() {
-    stop.store(true);
-    wake.fetch_add(1);
-    wake.notify_all();
-    if (thread.joinable()) thread.join();
-  }
 };
 
 struct Ring::Mapping {
@@ -199,98 +173,9 @@ Ring::Ring(std::size_t block_size, std::size_t blocks, const std::string& queue_
   shared_->blocks = blocks;
 }
 
-Ring::~Ring() = default;  // warmer_ is declared after mapping_: it is joined first
+Ring::~Ring() = default;
 Ring::Ring(Ring&&) noexcept = default;
-Ring& Ring::operator=(Ring&& other) noexcept {
-  if (this != &other) {
-    warmer_.reset();  // its thread uses the mapping about to be released
-    mapping_ = std::move(other.mapping_);
-    warmer_ = std::move(other.warmer_);
-    shared_ = other.shared_;
-    data_ = other.data_;
-    in_underrun_ = other.in_underrun_;
-  }
-  return *this;
-}
-
-void Ring::warm_ahead() {
-  if (warmer_ || mapping_->blocks.get_size() != 0) return;
-  warmer_ = std::make_unique<Warmer>();
-  Warmer& w = *warmer_;
-  Shared& s = *shared_;
-  std::byte* data = data_;
-  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  // Small enough that the producer never waits long for the warmer.
-  std::size_t chunk = std::max(page, std::size_t{256} << 10);
-  // Signals must reach the threads whose blocking calls they interrupt.
-  sigset_t all, previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  w.zero = Fd(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
-  w.thread = std::thread([&w, &s, data, page, chunk] {
-    std::size_t total = s.block_size * s.blocks;
-    bool populate = true;
-    while (!w.stop.load(std::memory_order_acquire)) {
-      std::uint32_t seen = w.wake.load(std::memory_order_acquire);
-      std::uint64_t produced = s.produced.load(std::memory_order_acquire);
-      if (produced >= s.blocks) break;  // the first lap is over
-      std::size_t from = w.claimed.load(std::memory_order_acquire);
-      if (from >= total) break;
-      if (from >= produced * s.block_size + kWarmLead) {
-        w.wake.wait(seen, std::memory_order_acquire);
-        continue;
-      }
-      std::size_t to = std::min(total, from + chunk);
-      if (!w.claimed.compare_exchange_weak(from, to, std::memory_order_acq_rel)) continue;
-      // The kernel fills the page tables in one call (Linux 5.14 and
-      // later). Then the pages are written as the producer writes them, by
-      // read(2): a virtual machine that shadows page tables makes its
-      // entries on first use, and separately for the kernel's accesses
-      // (read(2) into the block) and the program's. Measured there, pages
-      // touched only by the program or only by madvise still cost the
-      // producer's first read into them about as much as fresh ones.
-      std::size_t page_start = from / page * page;  // the mapping starts on a page
-      if (populate && ::madvise(data + page_start, to - page_start, MADV_POPULATE_WRITE) != 0)
-        populate = errno != EINVAL;
-      std::size_t at = from;
-      while (w.zero.valid() && at < to) {
-        ssize_t n = ::read(w.zero.get(), data + at, to - at);
-        if (n <= 0) break;
-        at += static_cast<std::size_t>(n);
-      }
-      for (; at < to; at += page)
-        *reinterpret_cast<volatile std::byte*>(data + at) = std::byte{0};
-      w.warmed.store(to, std::memory_order_release);
-      w.warmed.notify_all();
-    }
-  });
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-}
-
-void Ring::claim_from_warmer(std::uint64_t block) noexcept {
-  Warmer& w = *warmer_;
-  std::size_t start = static_cast<std::size_t>(block) * shared_->block_size;
-  std::size_t end = start + shared_->block_size;
-  std::size_t seen = w.claimed.load(std::memory_order_acquire);
-  while (seen < end && !w.claimed.compare_exchange_weak(seen, end, std::memory_order_acq_rel)) {
-  }
-  // The producer's own claims end at `start`: anything beyond is the
-  // warmer's, finished once `warmed` reaches it (chunks finish in order).
-  if (seen > start) {
-    std::size_t needed = std::min(seen, end);
-    for (std::size_t at; (at = w.warmed.load(std::memory_order_acquire)) < needed;)
-      w.warmed.wait(at, std::memory_order_acquire);
-  }
-  w.wake.fetch_add(1, std::memory_order_release);
-  w.wake.notify_one();
-}
-
-void Ring::stop_warming() noexcept {
-  if (!warmer_) return;
-  warmer_->stop.store(true, std::memory_order_release);
-  warmer_->wake.fetch_add(1, std::memory_order_release);
-  warmer_->wake.notify_one();
-}
+Ring& Ring::operator=(Ring&&) noexcept = default;
 
 std::size_t Ring::block_size() const noexcept { return shared_->block_size; }
 std::size_t Ring::blocks() const noexcept { return shared_->blocks; }
@@ -298,12 +183,9 @@ std::size_t Ring::blocks() const noexcept { return shared_->blocks; }
 Ring::Wait Ring::wait_free(std::chrono::milliseconds timeout) {
   Shared& s = *shared_;
   std::uint64_t produced = s.produced.load(std::memory_order_relaxed);
-  if (produced < s.blocks) {
-    if (warmer_) claim_from_warmer(produced);
-    return Wait::ready;
-  }
   std::uint64_t target = produced + 1 - s.blocks;  // consumed must reach this
-  if (s.consumed.load(std::memory_order_acquire) >= target) return Wait::ready;
+  if (produced < s.blocks || s.consumed.load(std::memory_order_acquire) >= target)
+    return Wait::ready;
   std::uint32_t seen = s.consumed_word.load(std::memory_order_seq_cst);
   s.producer_wants.store(target, std::memory_order_seq_cst);
   if (s.consumed.load(std::memory_order_seq_cst) < target && !s.abort.load())
@@ -333,7 +215,6 @@ void Ring::publish(std::size_t bytes) noexcept {
 }
 
 void Ring::finish_input(bool cleanly) noexcept {
-  stop_warming();
   Shared& s = *shared_;
   if (!cleanly) s.input_failed.store(true, std::memory_order_seq_cst);
   s.input_done.store(true, std::memory_order_seq_cst);

@@ -50,8 +50,7 @@ class Ring {
 
   enum class Wait { ready, timed_out, finished };
 
-  // Producer: waits until a block is free; then next_free_block() is where
-  // to fill it, and no other thread touches that block until it is published.
+  // Producer: waits until a block is free; then block() is where to fill it.
   Wait wait_free(std::chrono::milliseconds timeout);
   std::span<std::byte> next_free_block() noexcept;
   // Publishes the block filled by the producer with `bytes` bytes.
@@ -59,16 +58,6 @@ class Ring {
   // No more blocks will be published; `cleanly` false when the input ended
   // in an error or a signal rather than at its end.
   void finish_input(bool cleanly = true) noexcept;
-  // Producer's process, after the fork: a thread makes the ring's memory
-  // resident ahead of the producer on its first lap, up to kWarmLead bytes
-  // ahead. Fresh memory costs a page fault on each page's first touch;
-  // taken while the producer fills a block, that time is taken from the
-  // input, which a bursty input feels as a slower buffer. Ends with the
-  // first lap, at finish_input(), or with the Ring. Rings on a queue file
-  // are left alone: touching a page there dirties the file's page cache,
-  // so the disk would take zeros before the data.
-  void warm_ahead();
-  static constexpr std::size_t kWarmLead = std::size_t{64} << 20;
 
   // Consumer: waits until `count` blocks are filled (fewer at end of input:
   // then `finished` when none is left). The blocks stay owned by the consumer
@@ -106,11 +95,7 @@ class Ring {
  private:
   struct Shared;
   struct Mapping;
-  struct Warmer;
-  void claim_from_warmer(std::uint64_t block) noexcept;
-  void stop_warming() noexcept;
   std::unique_ptr<Mapping> mapping_;
-  std::unique_ptr<Warmer> warmer_;  // the producer's process only, while warming
   Shared* shared_ = nullptr;
   std::byte* data_ = nullptr;
   // Consumer-local (each process has its own Ring object): inside one stall,

@@ -1226,8 +1226,6 @@ int run(const Options& options) {
   g_writer_pid = pid;
   ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   Child writer(pid);
-  // Only here, after the fork: a thread would not survive it.
-  ring->warm_ahead();
   StatusThread status_thread(*ring, options, start, input_size(options, *input));
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};

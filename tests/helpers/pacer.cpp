@@ -4,10 +4,15 @@
 //   pacer [--chunk N] [--rate BYTES_PER_S] [--burst N --pause MS]
 // --rate is a top speed, like a drive's: time spent waiting for input is not
 // made up for later. After every --burst bytes it sleeps --pause ms.
+// PACER_TRACE=FILE appends one line per chunk at exit, "read_start read_end
+// write_end bytes" in CLOCK_MONOTONIC seconds, so that the two pacers of a
+// pipeline can be laid side by side to see who waited for whom.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,11 +40,33 @@ int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point next = Clock::now();
   std::uint64_t since_pause = 0;
+  const char* trace_path = std::getenv("PACER_TRACE");
+  struct Step {
+    double read_start, read_end, write_end;
+    std::size_t bytes;
+  };
+  std::vector<Step> trace;
+  auto now_s = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
+  auto save_trace = [&] {
+    if (trace_path == nullptr) return;
+    std::FILE* f = std::fopen(trace_path, "a");
+    if (f == nullptr) return;
+    for (const Step& s : trace)
+      std::fprintf(f, "%.6f %.6f %.6f %zu\n", s.read_start, s.read_end, s.write_end, s.bytes);
+    std::fclose(f);
+  };
   try {
     for (;;) {
+      double read_start = trace_path ? now_s() : 0;
       std::size_t n = tk::read_full(0, buf, "standard input");
+      double read_end = trace_path ? now_s() : 0;
       if (n == 0) break;
       tk::write_all(1, std::span(buf).first(n), "standard output");
+      if (trace_path) trace.push_back({read_start, read_end, now_s(), n});
       since_pause += n;
       if (burst && since_pause >= burst) {
         since_pause = 0;
@@ -54,9 +81,11 @@ int main(int argc, char** argv) {
       if (n < chunk) break;
     }
   } catch (const tk::Error& e) {
+    save_trace();
     if (e.errnum() == EPIPE) return 0;
     std::fprintf(stderr, "pacer: %s\n", e.what());
     return 1;
   }
+  save_trace();
   return 0;
 }

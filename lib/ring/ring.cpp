@@ -1,6 +1,7 @@
 // The ring's shared header and its futex-based waits.
 #include "ring.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -8,9 +9,14 @@
 #include <ctime>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <csignal>
 #include <new>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 #include <boost/interprocess/anonymous_shared_memory.hpp>
 #include <boost/interprocess/file_mapping.hpp>
@@ -48,6 +54,30 @@ struct Ring::Shared {
   std::atomic<std::uint64_t> consumer_steps{0};
   std::atomic<std::uint64_t> consumer_volume{1};
   // Followed by `blocks` lengths, then the blocks themselves.
+};
+
+// The first lap's warming. In the producer's process, the warmer and the
+// producer share one frontier: bytes of the first lap below it are claimed,
+// by the warmer a chunk at a time or by the producer a block at a time,
+// and each side touches only what it claimed. The producer never touches a
+// chunk the warmer is still on: it waits for `warmed` to pass it, which is
+// at most one chunk's page faults.
+struct Ring::Warmer {
+  std::atomic<std::size_t> claimed{0};  // first-lap bytes claimed by either side
+  std::atomic<std::size_t> warmed{0};   // the end of the warmer's last finished chunk
+  std::atomic<std::uint32_t> wake{0};   // bumped when the producer moves on, or to stop
+  std::atomic<bool> stop{false};
+  Side side = Side::producer;
+  Fd zero;  // the producer's: /dev/zero, when it opens
+  Fd sink;  // the consumer's: a memfd the kernel copies one byte a page to
+  std::thread thread;
+
+  ~Warmer() {
+    stop.store(true);
+    wake.fetch_add(1);
+    wake.notify_all();
+    if (thread.joinable()) thread.join();
+  }
 };
 
 struct Ring::Mapping {
@@ -173,9 +203,158 @@ Ring::Ring(std::size_t block_size, std::size_t blocks, const std::string& queue_
   shared_->blocks = blocks;
 }
 
-Ring::~Ring() = default;
+Ring::~Ring() = default;  // warmer_ is declared after mapping_: it is joined first
 Ring::Ring(Ring&&) noexcept = default;
-Ring& Ring::operator=(Ring&&) noexcept = default;
+Ring& Ring::operator=(Ring&& other) noexcept {
+  if (this != &other) {
+    warmer_.reset();  // its thread uses the mapping about to be released
+    mapping_ = std::move(other.mapping_);
+    warmer_ = std::move(other.warmer_);
+    shared_ = other.shared_;
+    data_ = other.data_;
+    in_underrun_ = other.in_underrun_;
+  }
+  return *this;
+}
+
+namespace {
+// A closed standard descriptor must stay closed: the program checks it
+// (buffer 1.19's "can't stat output file") after the warmer has started.
+Fd above_stdio(Fd fd) {
+  if (!fd.valid() || fd.get() > 2) return fd;
+  return Fd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+}
+}  // namespace
+
+void Ring::warm_ahead(Side side) {
+  if (warmer_ || mapping_->blocks.get_size() != 0) return;
+  warmer_ = std::make_unique<Warmer>();
+  Warmer& w = *warmer_;
+  w.side = side;
+  // Signals must reach the threads whose blocking calls they interrupt.
+  sigset_t all, previous;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+  if (side == Side::producer) {
+    w.zero = above_stdio(Fd(::open("/dev/zero", O_RDONLY | O_CLOEXEC)));
+    w.thread = std::thread([this] { warm_for_producer(); });
+  } else {
+    w.sink = above_stdio(Fd(::memfd_create("buffer-ring-warming", MFD_CLOEXEC)));
+    if (w.sink.valid()) w.thread = std::thread([this] { warm_for_consumer(); });
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+namespace {
+// Small enough that the producer never waits long for the warmer, and that
+// a stop is seen within a millisecond or two.
+constexpr std::size_t kWarmChunk = std::size_t{256} << 10;
+
+std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+}  // namespace
+
+void Ring::warm_for_producer() {
+  Warmer& w = *warmer_;
+  Shared& s = *shared_;
+  std::byte* data = data_;
+  const std::size_t page = page_size();
+  const std::size_t chunk = std::max(page, kWarmChunk);
+  const std::size_t total = s.block_size * s.blocks;
+  std::vector<iovec> one_byte_a_page(chunk / page + 1);
+  bool populate = true;
+  while (!w.stop.load(std::memory_order_acquire)) {
+    std::uint32_t seen = w.wake.load(std::memory_order_acquire);
+    std::uint64_t produced = s.produced.load(std::memory_order_acquire);
+    if (produced >= s.blocks) break;  // the first lap is over
+    std::size_t from = w.claimed.load(std::memory_order_acquire);
+    if (from >= total) break;
+    if (from >= produced * s.block_size + kWarmLead) {
+      w.wake.wait(seen, std::memory_order_acquire);
+      continue;
+    }
+    std::size_t to = std::min(total, from + chunk);
+    if (!w.claimed.compare_exchange_weak(from, to, std::memory_order_acq_rel)) continue;
+    // The kernel fills the page tables in one call (Linux 5.14 and later).
+    // Then a byte of each page is written the way the producer writes the
+    // block, by the kernel (readv(2) from /dev/zero, one byte a page, one
+    // call a chunk): a virtual machine that shadows page tables makes its
+    // entries on first use, and separately for the kernel's accesses and
+    // the program's. Measured there, pages touched only by the program or
+    // only by madvise still cost the producer's first read(2) into them
+    // about as much as fresh ones (25 us a page; 0.3 us once warmed).
+    std::size_t page_start = from / page * page;  // the mapping starts on a page
+    if (populate && ::madvise(data + page_start, to - page_start, MADV_POPULATE_WRITE) != 0)
+      populate = errno != EINVAL;
+    std::size_t count = 0;
+    for (std::size_t at = from; at < to; at = (at / page + 1) * page)
+      one_byte_a_page[count++] = iovec{data + at, 1};
+    if (!w.zero.valid() || ::readv(w.zero.get(), one_byte_a_page.data(), static_cast<int>(count)) == -1)
+      for (std::size_t i = 0; i < count; ++i) *static_cast<volatile char*>(one_byte_a_page[i].iov_base) = 0;
+    w.warmed.store(to, std::memory_order_release);
+    w.warmed.notify_all();
+  }
+}
+
+// The consumer only reads the ring, so its warmer needs no claims: it has
+// the kernel read one byte of each page ahead of the consumer (writing them
+// to a scratch memfd), which makes the entries the consumer's write(2) of
+// the block would otherwise fault in, one page at a time.
+void Ring::warm_for_consumer() {
+  Warmer& w = *warmer_;
+  Shared& s = *shared_;
+  std::byte* data = data_;
+  const std::size_t page = page_size();
+  const std::size_t chunk = std::max(page, kWarmChunk);
+  const std::size_t total = s.block_size * s.blocks;
+  std::vector<iovec> one_byte_a_page(chunk / page + 1);
+  std::size_t from = 0;
+  while (!w.stop.load(std::memory_order_acquire) && !s.abort.load(std::memory_order_acquire)) {
+    std::uint32_t seen = w.wake.load(std::memory_order_acquire);
+    std::uint64_t consumed = s.consumed.load(std::memory_order_acquire);
+    if (consumed >= s.blocks || from >= total) break;  // the first lap is over
+    // No block will ever be published past the input's end.
+    if (s.input_done.load(std::memory_order_acquire) &&
+        from >= s.produced.load(std::memory_order_acquire) * s.block_size)
+      break;
+    std::size_t position = static_cast<std::size_t>(consumed) * s.block_size;
+    if (from < position) from = position / page * page;  // the consumer got there first
+    if (from >= position + kWarmLead) {
+      w.wake.wait(seen, std::memory_order_acquire);
+      continue;
+    }
+    std::size_t to = std::min(total, from + chunk);
+    std::size_t count = 0;
+    for (std::size_t at = from; at < to; at = (at / page + 1) * page)
+      one_byte_a_page[count++] = iovec{data + at, 1};
+    if (::pwritev(w.sink.get(), one_byte_a_page.data(), static_cast<int>(count), 0) == -1) break;
+    from = to;
+  }
+}
+
+void Ring::claim_from_warmer(std::uint64_t block) noexcept {
+  Warmer& w = *warmer_;
+  std::size_t start = static_cast<std::size_t>(block) * shared_->block_size;
+  std::size_t end = start + shared_->block_size;
+  std::size_t seen = w.claimed.load(std::memory_order_acquire);
+  while (seen < end && !w.claimed.compare_exchange_weak(seen, end, std::memory_order_acq_rel)) {
+  }
+  // The producer's own claims end at `start`: anything beyond is the
+  // warmer's, finished once `warmed` reaches it (chunks finish in order).
+  if (seen > start) {
+    std::size_t needed = std::min(seen, end);
+    for (std::size_t at; (at = w.warmed.load(std::memory_order_acquire)) < needed;)
+      w.warmed.wait(at, std::memory_order_acquire);
+  }
+  w.wake.fetch_add(1, std::memory_order_release);
+  w.wake.notify_one();
+}
+
+void Ring::stop_warming() noexcept {
+  if (!warmer_) return;
+  warmer_->stop.store(true, std::memory_order_release);
+  warmer_->wake.fetch_add(1, std::memory_order_release);
+  warmer_->wake.notify_one();
+}
 
 std::size_t Ring::block_size() const noexcept { return shared_->block_size; }
 std::size_t Ring::blocks() const noexcept { return shared_->blocks; }
@@ -183,9 +362,12 @@ std::size_t Ring::blocks() const noexcept { return shared_->blocks; }
 Ring::Wait Ring::wait_free(std::chrono::milliseconds timeout) {
   Shared& s = *shared_;
   std::uint64_t produced = s.produced.load(std::memory_order_relaxed);
-  std::uint64_t target = produced + 1 - s.blocks;  // consumed must reach this
-  if (produced < s.blocks || s.consumed.load(std::memory_order_acquire) >= target)
+  if (produced < s.blocks) {
+    if (warmer_ && warmer_->side == Side::producer) claim_from_warmer(produced);
     return Wait::ready;
+  }
+  std::uint64_t target = produced + 1 - s.blocks;  // consumed must reach this
+  if (s.consumed.load(std::memory_order_acquire) >= target) return Wait::ready;
   std::uint32_t seen = s.consumed_word.load(std::memory_order_seq_cst);
   s.producer_wants.store(target, std::memory_order_seq_cst);
   if (s.consumed.load(std::memory_order_seq_cst) < target && !s.abort.load())
@@ -215,6 +397,7 @@ void Ring::publish(std::size_t bytes) noexcept {
 }
 
 void Ring::finish_input(bool cleanly) noexcept {
+  stop_warming();
   Shared& s = *shared_;
   if (!cleanly) s.input_failed.store(true, std::memory_order_seq_cst);
   s.input_done.store(true, std::memory_order_seq_cst);
@@ -271,6 +454,10 @@ void Ring::release(std::size_t bytes_written) noexcept {
   s.consumed_word.fetch_add(1, std::memory_order_seq_cst);
   std::uint64_t wants = s.producer_wants.load(std::memory_order_seq_cst);
   if (wants != 0 && consumed >= wants) futex_wake(s.consumed_word);
+  if (warmer_ && warmer_->side == Side::consumer && consumed <= s.blocks) {
+    warmer_->wake.fetch_add(1, std::memory_order_release);
+    warmer_->wake.notify_one();
+  }
 }
 
 void Ring::request_abort() noexcept {

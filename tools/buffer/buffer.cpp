@@ -686,6 +686,7 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
   sigaddset(&blocked_at_fork, SIGUSR1);
   ::sigprocmask(SIG_UNBLOCK, &blocked_at_fork, nullptr);
   if (::getppid() != reader) g_peer_gone = 1;
+  ring.warm_ahead(Ring::Side::consumer);
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   return run_main("buffer (writer)", policy, [&] {
     // The writer alone opens and owns the output, so no other process can
@@ -1226,6 +1227,8 @@ int run(const Options& options) {
   g_writer_pid = pid;
   ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   Child writer(pid);
+  // Only here, after the fork: a thread would not survive it.
+  ring->warm_ahead(Ring::Side::producer);
   StatusThread status_thread(*ring, options, start, input_size(options, *input));
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};

@@ -250,29 +250,46 @@ namespace {
 // a stop is seen within a millisecond or two.
 constexpr std::size_t kWarmChunk = std::size_t{256} << 10;
 
-std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+// What both warmers walk: the first lap, a chunk at a time, one byte of
+// each page in it handed to the kernel by a single vectored call.
+struct FirstLap {
+  explicit FirstLap(std::size_t bytes)
+      : page(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))),
+        chunk(std::max(page, kWarmChunk)),
+        total(bytes),
+        iov(chunk / page + 1) {}
+
+  // One byte at `from`, then at each page start up to `to` (a chunk at most).
+  int one_byte_a_page(std::byte* data, std::size_t from, std::size_t to) {
+    std::size_t count = 0;
+    for (std::size_t at = from; at < to; at = (at / page + 1) * page) iov[count++] = iovec{data + at, 1};
+    return static_cast<int>(count);
+  }
+
+  const std::size_t page;
+  const std::size_t chunk;
+  const std::size_t total;
+  std::vector<iovec> iov;
+};
 }  // namespace
 
 void Ring::warm_for_producer() {
   Warmer& w = *warmer_;
   Shared& s = *shared_;
   std::byte* data = data_;
-  const std::size_t page = page_size();
-  const std::size_t chunk = std::max(page, kWarmChunk);
-  const std::size_t total = s.block_size * s.blocks;
-  std::vector<iovec> one_byte_a_page(chunk / page + 1);
+  FirstLap lap(s.block_size * s.blocks);
   bool populate = true;
   while (!w.stop.load(std::memory_order_acquire)) {
     std::uint32_t seen = w.wake.load(std::memory_order_acquire);
     std::uint64_t produced = s.produced.load(std::memory_order_acquire);
     if (produced >= s.blocks) break;  // the first lap is over
     std::size_t from = w.claimed.load(std::memory_order_acquire);
-    if (from >= total) break;
+    if (from >= lap.total) break;
     if (from >= produced * s.block_size + kWarmLead) {
       w.wake.wait(seen, std::memory_order_acquire);
       continue;
     }
-    std::size_t to = std::min(total, from + chunk);
+    std::size_t to = std::min(lap.total, from + lap.chunk);
     if (!w.claimed.compare_exchange_weak(from, to, std::memory_order_acq_rel)) continue;
     // The kernel fills the page tables in one call (Linux 5.14 and later).
     // Then a byte of each page is written the way the producer writes the
@@ -282,14 +299,12 @@ void Ring::warm_for_producer() {
     // the program's. Measured there, pages touched only by the program or
     // only by madvise still cost the producer's first read(2) into them
     // about as much as fresh ones (25 us a page; 0.3 us once warmed).
-    std::size_t page_start = from / page * page;  // the mapping starts on a page
+    std::size_t page_start = from / lap.page * lap.page;  // the mapping starts on a page
     if (populate && ::madvise(data + page_start, to - page_start, MADV_POPULATE_WRITE) != 0)
       populate = errno != EINVAL;
-    std::size_t count = 0;
-    for (std::size_t at = from; at < to; at = (at / page + 1) * page)
-      one_byte_a_page[count++] = iovec{data + at, 1};
-    if (!w.zero.valid() || ::readv(w.zero.get(), one_byte_a_page.data(), static_cast<int>(count)) == -1)
-      for (std::size_t i = 0; i < count; ++i) *static_cast<volatile char*>(one_byte_a_page[i].iov_base) = 0;
+    int count = lap.one_byte_a_page(data, from, to);
+    if (!w.zero.valid() || ::readv(w.zero.get(), lap.iov.data(), count) == -1)
+      for (int i = 0; i < count; ++i) *static_cast<volatile char*>(lap.iov[static_cast<std::size_t>(i)].iov_base) = 0;
     w.warmed.store(to, std::memory_order_release);
     w.warmed.notify_all();
   }
@@ -303,30 +318,24 @@ void Ring::warm_for_consumer() {
   Warmer& w = *warmer_;
   Shared& s = *shared_;
   std::byte* data = data_;
-  const std::size_t page = page_size();
-  const std::size_t chunk = std::max(page, kWarmChunk);
-  const std::size_t total = s.block_size * s.blocks;
-  std::vector<iovec> one_byte_a_page(chunk / page + 1);
+  FirstLap lap(s.block_size * s.blocks);
   std::size_t from = 0;
   while (!w.stop.load(std::memory_order_acquire) && !s.abort.load(std::memory_order_acquire)) {
     std::uint32_t seen = w.wake.load(std::memory_order_acquire);
     std::uint64_t consumed = s.consumed.load(std::memory_order_acquire);
-    if (consumed >= s.blocks || from >= total) break;  // the first lap is over
+    if (consumed >= s.blocks || from >= lap.total) break;  // the first lap is over
     // No block will ever be published past the input's end.
     if (s.input_done.load(std::memory_order_acquire) &&
         from >= s.produced.load(std::memory_order_acquire) * s.block_size)
       break;
     std::size_t position = static_cast<std::size_t>(consumed) * s.block_size;
-    if (from < position) from = position / page * page;  // the consumer got there first
+    if (from < position) from = position / lap.page * lap.page;  // the consumer got there first
     if (from >= position + kWarmLead) {
       w.wake.wait(seen, std::memory_order_acquire);
       continue;
     }
-    std::size_t to = std::min(total, from + chunk);
-    std::size_t count = 0;
-    for (std::size_t at = from; at < to; at = (at / page + 1) * page)
-      one_byte_a_page[count++] = iovec{data + at, 1};
-    if (::pwritev(w.sink.get(), one_byte_a_page.data(), static_cast<int>(count), 0) == -1) break;
+    std::size_t to = std::min(lap.total, from + lap.chunk);
+    if (::pwritev(w.sink.get(), lap.iov.data(), lap.one_byte_a_page(data, from, to), 0) == -1) break;
     from = to;
   }
 }

@@ -1,11 +1,18 @@
 // Ring: the first lap's warming thread never writes over a block the
-// producer owns, whatever the block size's alignment to pages.
+// producer owns, whatever the block size's alignment to pages; the
+// consumer's ends on its own with the input; a queue file gets none.
 #include "../../lib/ring/ring.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -37,5 +44,56 @@ void fill_and_check(std::size_t block_size, std::size_t blocks) {
 TEST(RingWarming, NeverWritesOverABlockTheProducerFilled) { fill_and_check(65536, 512); }
 
 TEST(RingWarming, BlocksNotAMultipleOfThePageAreWholeToo) { fill_and_check(10240, 2048); }
+
+// This process's threads, from /proc.
+std::size_t threads() {
+  auto tasks = std::filesystem::directory_iterator("/proc/self/task");
+  return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
+}
+
+// Waits up to 5 s for the thread count to come down to `count`.
+bool threads_come_down_to(std::size_t count) {
+  for (int i = 0; i < 500 && threads() > count; ++i) std::this_thread::sleep_for(10ms);
+  return threads() == count;
+}
+
+// The consumer's process, as buffer's writer: its warmer must end when the
+// producer's process ends the input, which this process learns of only
+// through the ring.
+TEST(RingWarming, TheConsumersWarmerEndsByItselfWhenTheInputEnds) {
+  // 256 MiB: beyond the warmer's lead, so only the input's end stops it.
+  tk::Ring ring(65536, 4096);
+  pid_t consumer = ::fork();
+  ASSERT_NE(consumer, -1);
+  if (consumer == 0) {
+    std::size_t before = threads();
+    ring.warm_ahead(tk::Ring::Side::consumer);
+    if (threads() != before + 1) ::_exit(2);
+    for (int i = 0; i < 4; ++i) {
+      if (ring.wait_filled(1, 5s) != tk::Ring::Wait::ready) ::_exit(3);
+      ring.release(ring.oldest_filled_block().size());
+    }
+    // Not stopped by the Ring's end, which never comes here: by the input's.
+    ::_exit(threads_come_down_to(before) ? 0 : 1);
+  }
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(ring.wait_free(5s), tk::Ring::Wait::ready);
+    ring.publish(ring.next_free_block().size());
+  }
+  ring.finish_input();
+  int status = 0;
+  ASSERT_EQ(::waitpid(consumer, &status, 0), consumer);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the warmer went on past the input's end; 2: none started";
+}
+
+TEST(RingWarming, AQueueFileIsNotWarmed) {
+  std::size_t before = threads();
+  const char* tmp = std::getenv("TMPDIR");
+  tk::Ring ring(65536, 64, tmp != nullptr ? tmp : "/tmp");
+  ring.warm_ahead(tk::Ring::Side::producer);
+  ring.warm_ahead(tk::Ring::Side::consumer);
+  EXPECT_EQ(threads(), before);
+}
 
 }  // namespace

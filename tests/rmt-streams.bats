@@ -4,11 +4,14 @@
 # (through the rsh stand-in, and through a real sshd behind the WAN emulator
 # with an authorized_keys forced command "rmt --allow ..."); a join without
 # the session's secret, or from another user, is refused and logged; a
-# stream killed mid-transfer ends the run with the stream named and the
-# exact count of records on the tape, leaving nothing running; and servers
-# without streams are spoken to over one connection, as before.
-# bats' run sets $status, $output, $stderr and $lines.
-# shellcheck disable=SC2154
+# stream killed mid-transfer (the first one too, writing or reading) ends
+# the run with the stream named and the exact count of records on the tape
+# or read, leaving nothing running; a stream that cannot log in is left
+# out with a warning; and servers without streams are spoken to over one
+# connection, as before.
+# bats' run sets $status, $output, $stderr and $lines, which the kill
+# helpers read in the test that calls them (each @test is one subshell).
+# shellcheck disable=SC2154,SC2030,SC2031
 bats_require_minimum_version 1.5.0
 
 load test_helper

@@ -4,11 +4,14 @@
 # (through the rsh stand-in, and through a real sshd behind the WAN emulator
 # with an authorized_keys forced command "rmt --allow ..."); a join without
 # the session's secret, or from another user, is refused and logged; a
-# stream killed mid-transfer ends the run with the stream named and the
-# exact count of records on the tape, leaving nothing running; and servers
-# without streams are spoken to over one connection, as before.
-# bats' run sets $status, $output, $stderr and $lines.
-# shellcheck disable=SC2154
+# stream killed mid-transfer (the first one too, writing or reading) ends
+# the run with the stream named and the exact count of records on the tape
+# or read, leaving nothing running; a stream that cannot log in is left
+# out with a warning; and servers without streams are spoken to over one
+# connection, as before.
+# bats' run sets $status, $output, $stderr and $lines, which the kill
+# helpers read in the test that calls them (each @test is one subshell).
+# shellcheck disable=SC2154,SC2030,SC2031
 bats_require_minimum_version 1.5.0
 
 load test_helper
@@ -99,6 +102,41 @@ assert_nothing_left() {
   cmp in plain.out
 }
 
+@test "streams: a remote shell that cannot log in is left out with one warning naming it, the others carry the backup" {
+  # The third remote shell started is refused, as ssh is by a host that
+  # turns a login away; the first is the connection that opens the tape.
+  cat >refusing-rsh <<EOF
+#!/bin/sh
+exec 9>>"$PWD/calls.lock"
+flock 9
+echo "\$*" >>"$PWD/calls"
+n=\$(wc -l <"$PWD/calls")
+flock -u 9
+if [ "\$n" = 3 ]; then
+  echo "ssh: connect to host localhost port 22: Connection refused" >&2
+  exit 255
+fi
+exec "$BATS_TEST_DIRNAME/rsh-standin" "\$@"
+EOF
+  chmod +x refusing-rsh
+  run --separate-stderr "$BUFFER" -s 10k --streams 4 --rsh-command="$PWD/refusing-rsh" \
+    -i in -o "localhost:$PWD/p.tap"
+  assert_success
+  assert_equal "$(wc -l <calls)" 4
+  assert_regex "$stderr" "^ssh: connect to host localhost port 22: Connection refused
+buffer: warning: write localhost:$PWD/p\\.tap: stream [234] of 4 could not join \\(connection lost; the remote shell $PWD/refusing-rsh for localhost ended with exit status 255\\); going on with 3 streams$"
+  grep -q 'streams="3 of 4 streams"' rmt.log
+  "$MT" -f p.tap rewind
+  "$BUFFER" -s 10k -i p.tap >back
+  assert_equal "$(sha back)" "$(sha in)"
+  # And reading back, with the same shell refusing again.
+  rm calls
+  "$MT" -f p.tap rewind
+  "$BUFFER" -s 10k --streams 4 --rsh-command="$PWD/refusing-rsh" -i "localhost:$PWD/p.tap" >back2 2>err
+  grep -q "^buffer: warning: read localhost:$PWD/p\\.tap: stream [234] of 4 could not join" err
+  assert_equal "$(sha back2)" "$(sha in)"
+}
+
 @test "streams: a full .tap mid-window with streams: --next-volume carries on, nothing lost or written twice" {
   # shellcheck disable=SC2016 # run by buffer's shell, which expands it
   local change='n=$(ls | grep -c "^full.*tap$"); mv v.tap full$n.tap; mv v.tap.state full$n.tap.state; mt -f v.tap vt-create 200k'
@@ -181,24 +219,34 @@ start_owner() {
   assert_nothing_left
 }
 
-@test "streams: one ssh of three killed mid-transfer ends the run naming it, with the exact records on the tape" {
-  needs_sshd
-  random_mib 2 12 >in2
-  mkfifo feed
-  "$BUFFER" -s 10k --streams 3 -i feed -o "root@localhost:$TAPES/k.tap" 2>err 3>&- &
-  local buffer_pid=$! _
-  exec 6>feed
-  head -c 500000 in2 >&6
-  # The second remote shell started is the first to join; records go
-  # through it once all have joined (a login alone reads about 40 kB).
-  local victim='' read=0
+# The ssh of stream $1 (the order they started in: 1 is the first
+# connection, the one that opened the tape) once it has carried records
+# (a login alone reads about 40 kB): its pid in $victim.
+find_victim() {
+  local which=$1 read=0 _
+  victim=''
   for _ in $(seq 1 300); do
-    victim=$(pgrep -f -- "-i $SSHDIR/forced_key" | sort -n | sed -n 2p) &&
+    victim=$(pgrep -f -- "-i $SSHDIR/forced_key" | sort -n | sed -n "${which}p") &&
       read=$(awk '/^rchar/ { print $2 }' "/proc/$victim/io" 2>/dev/null) &&
-      [ "${read:-0}" -gt 120000 ] && break
+      [ "${read:-0}" -gt 120000 ] && return 0
     sleep 0.1
   done
-  [ "${read:-0}" -gt 120000 ] || fail "no records went through the second stream"
+  fail "no records went through stream $which"
+}
+
+# Writes 2 MiB through three streams, killing the ssh of stream $1 midway:
+# the run must end within seconds naming it, and the tape must hold exactly
+# the records the message counts.
+kill_while_writing() {
+  # A tape of its own: a virtual drive stays where the last session left it.
+  local which=$1 tape=k$1.tap
+  random_mib 2 12 >in2
+  mkfifo feed
+  "$BUFFER" -s 10k --streams 3 -i feed -o "root@localhost:$TAPES/$tape" 2>err 3>&- &
+  local buffer_pid=$!
+  exec 6>feed
+  head -c 500000 in2 >&6
+  find_victim "$which"
   kill -KILL "$victim"
   tail -c +500001 in2 >&6 || true
   exec 6>&-
@@ -207,13 +255,65 @@ start_owner() {
   run wait "$buffer_pid"
   assert_equal "$status" 254
   run cat err
-  assert_regex "$output" "stream 2 of 3 lost \\(connection lost; the remote shell $SSHDIR/ssh-forced-wan for localhost ended with killed by signal 9\\); ([0-9]+) records? (are|is) on the tape"
+  assert_regex "$output" "stream $which of 3 lost \\(connection lost; the remote shell $SSHDIR/ssh-forced-wan for localhost ended with killed by signal 9\\); ([0-9]+) records? (are|is) on the tape"
   [[ $output =~ \;\ ([0-9]+)\ record ]]
   local records=${BASH_REMATCH[1]}
-  assert_line --regexp "^buffer \(writer\): $((records * 10240)) bytes reached root@localhost:$TAPES/k\.tap, [0-9]+ queued bytes were not written$"
-  grep -q "end=\"stream 2 of 3 lost after $records records" "$FORCED_LOG"
-  "$MT" -f "$TAPES/k.tap" rewind
-  "$BUFFER" -s 10k -i "$TAPES/k.tap" >back
+  assert_line --regexp "^buffer \(writer\): $((records * 10240)) bytes reached root@localhost:$TAPES/k$which\.tap, [0-9]+ queued bytes were not written$"
+  grep -q "end=\"stream $which of 3 lost after $records records" "$FORCED_LOG"
+  "$MT" -f "$TAPES/$tape" rewind
+  "$BUFFER" -s 10k -i "$TAPES/$tape" >back
   assert_equal "$(sha back)" "$(head -c "$((records * 10240))" in2 | sha)"
   assert_nothing_left
+}
+
+# Reads 8 MiB back through three streams into a pipe read slowly, killing
+# the ssh of stream $1 midway: the run must end within seconds naming it
+# and how many records were read, and have passed on exactly those.
+kill_while_reading() {
+  local which=$1 tape=r$1.tap
+  # More than the read-ahead and buffer's memory hold, so that the kill
+  # finds records still to come.
+  random_mib 8 12 >in2
+  "$BUFFER" -s 10k -i in2 -o "$TAPES/$tape"
+  "$MT" -f "$TAPES/$tape" rewind
+  mkfifo out
+  "$BUFFER" -s 10k --streams 3 -i "root@localhost:$TAPES/$tape" -o out 2>err 3>&- &
+  local buffer_pid=$!
+  exec 6<out
+  dd bs=10240 count=20 iflag=fullblock status=none <&6 >got
+  find_victim "$which"
+  kill -KILL "$victim"
+  cat <&6 >>got
+  exec 6<&-
+  run timeout 60 tail --pid="$buffer_pid" -f /dev/null
+  assert_success
+  run wait "$buffer_pid"
+  assert_equal "$status" 254
+  run cat err
+  assert_regex "$output" "read root@localhost:$TAPES/r$which\\.tap: stream $which of 3 lost \\(connection lost; the remote shell $SSHDIR/ssh-forced-wan for localhost ended with killed by signal 9\\); ([0-9]+) records? (were|was) read"
+  [[ $output =~ \;\ ([0-9]+)\ record ]]
+  local records=${BASH_REMATCH[1]}
+  [ "$records" -lt 819 ] || fail "all $records records were read before the kill"
+  assert_equal "$(sha got)" "$(head -c "$((records * 10240))" in2 | sha)"
+  assert_nothing_left
+}
+
+@test "streams: one ssh of three killed mid-transfer ends the run naming it, with the exact records on the tape" {
+  needs_sshd
+  kill_while_writing 2
+}
+
+@test "streams: losing the first connection, the one that opened the tape, while writing is named with the exact records on the tape" {
+  needs_sshd
+  kill_while_writing 1
+}
+
+@test "streams: one ssh of three killed while reading ends the run naming it, with the records read passed on" {
+  needs_sshd
+  kill_while_reading 2
+}
+
+@test "streams: losing the first connection while reading ends the run naming it, with the records read passed on" {
+  needs_sshd
+  kill_while_reading 1
 }

@@ -195,9 +195,19 @@ std::optional<int> extended_op_from_linux(int linux_op);
 // answered A<records written since the open>, and "i29809\n1\n", answered
 // A<the lost stream's number + 1> (0: none lost); C is answered A0. The
 // server ends when every stream has ended, or 30 s after the loss.
+//
+// When some did not join (a login refused or timed out, a join refused),
+// the client's next request on the first connection is "i29810\n<mask>\n",
+// bit k set for each stream k it saw answered A<k>: the server keeps those
+// (it accepted each before its A) and lets every other go, answers A<the
+// streams now in the session>, and the M streams in the session are the
+// first connection and the kept ones in the order of k, request i on the
+// (i mod M)th of them. An older server refuses it (E22), having let every
+// joined stream go when the first connection spoke again: one stream.
 inline constexpr std::int64_t tapekit_streams_op = 29807;
 inline constexpr std::int64_t tapekit_join_op = 29808;
 inline constexpr std::int64_t tapekit_session_op = 29809;
+inline constexpr std::int64_t tapekit_streams_kept_op = 29810;
 inline constexpr std::int64_t max_streams = 16;
 inline constexpr std::size_t max_join_token = 128;
 

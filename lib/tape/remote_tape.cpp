@@ -147,6 +147,7 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   pipelined_writes_ = options.pipelined_writes;
   streams_wanted_ = std::clamp(options.streams, 0, static_cast<int>(rmt::max_streams));
   stream_rate_ = options.stream_rate;
+  warn_ = options.warn;
   argv_ = split_blanks(pick(options.rsh_command, "RSH", "ssh"));
   if (argv_.empty()) throw Error(EINVAL, "open " + name + ": empty remote shell command");
   argv_.push_back(rn.host);
@@ -177,6 +178,11 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
                         "open it as a plain file)");
       }
       version_ = Version::unknown;  // O starts the server's numbering afresh
+    }
+    // Streams need the pipeline, which writes forgo without pipelined_writes.
+    if (streams_wanted_ != 1 && ((flags & O_ACCMODE) == O_RDONLY || pipelined_writes_)) {
+      if (server_is_tapekit("open")) start_streams();
+      version_ = Version::unknown;
     }
     request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";
     transact(request_, "open");
@@ -221,6 +227,7 @@ RemoteTape::~RemoteTape() {
 
 int RemoteTape::hang_up(bool at_once, std::size_t which) noexcept {
   open_ = false;
+  end_joiners(joiners_);
   // Every link is closed before any shell is waited for, so that they all
   // see the end of their input at once.
   for (Stream& s : streams_) {
@@ -317,10 +324,13 @@ std::int64_t RemoteTape::transact(std::string_view request, const std::string& a
 
 std::size_t RemoteTape::read(std::span<std::byte> buf) {
   if (!writes_in_flight_.empty()) settle("read");
+  reading_ = true;
   if (read_ahead_wanted_ && !buf.empty()) {
     agree_pipeline("read");
     if (pipelined_) return read_ahead(buf);
   }
+  // Plain reads take no streams.
+  end_joiners(joiners_);
   if (reads_in_flight_ > 0) settle_reads("read");
   if (server_stopped_) acknowledge_stop();
   request_ = "R" + std::to_string(buf.size()) + "\n";
@@ -350,11 +360,13 @@ std::size_t RemoteTape::take_read_reply(std::span<std::byte> buf) {
     lose_connection("read", e.what(), stream);
   }
   if (got < n) lose_connection("read", "connection lost", stream);
+  if (n > 0) ++records_read_;
   return n;
 }
 
 void RemoteTape::write(std::span<const std::byte> data) {
   if (reads_in_flight_ > 0) settle_reads("write");
+  reading_ = false;
   if (pipelined_writes_) agree_pipeline("write");
   if (pipelined_ && pipelined_writes_) return write_pipelined(data);
   request_ = "W" + std::to_string(data.size()) + "\n";
@@ -474,8 +486,12 @@ bool RemoteTape::server_is_tapekit(const std::string& action) {
     probe_version(action);
     bool known = false;
     if (version_ == Version::v1) {
+      // The first exchange waited for the login too; this one is a round
+      // trip alone, which --streams auto sizes the streams by.
+      auto start = std::chrono::steady_clock::now();
       send("i" + std::to_string(rmt::tapekit_identify_op) + "\n0\n", action);
       rmt::Reply r = receive(action);
+      round_trip_ = std::chrono::steady_clock::now() - start;
       known = r.ok && r.value == rmt::tapekit_identify_op;
     }
     tapekit_ = known;
@@ -558,15 +574,16 @@ void RemoteTape::agree_pipeline(const std::string& action) {
     probe_version("pipeline");
     if (version_ != Version::v1) return;
   }
-  auto start = std::chrono::steady_clock::now();
   send("i" + std::to_string(rmt::tapekit_pipeline_op) + "\n" +
            std::to_string(rmt::pipeline_version) + "\n",
        "pipeline");
   rmt::Reply r = receive("pipeline");
   pipelined_ = r.ok && r.value >= 1;
   // Only tapekit's rmt pipelines, and only it takes streams.
-  if (pipelined_ && streams_wanted_ != 1)
-    join_streams(std::chrono::steady_clock::now() - start, action);
+  if (pipelined_)
+    join_streams(action);
+  else
+    end_joiners(joiners_);
 }
 
 void RemoteTape::acknowledge_stop() {
@@ -663,6 +680,14 @@ std::size_t RemoteTape::read_ahead(std::span<std::byte> buf) {
   // last one held, not the (often much larger) buffer they may fill.
   std::size_t record = last_record_ > 0 ? last_record_ : read_size_;
   std::size_t most = std::min(rmt::pipelined_max_requests, std::max<std::size_t>(1, max_window / record));
+  // A connection carries at most its ssh channel window a round trip, so
+  // more read ahead on it only waits in the ssh client's buffers, which
+  // OpenSSH then spends its time moving and reallocating (--streams 8 read
+  // 128 MiB with 4 CPU-seconds, half of them memmove in ssh, and at half
+  // the speed, against 1 CPU-second capped).
+  if (streams_.size() > 1)
+    most = std::min(most, std::max<std::size_t>(streams_.size(),
+                                                streams_.size() * ssh_channel_window / record));
   // Waiting for the reply means the requests in flight do not cover the
   // round trip: ask further ahead next time.
   if (reads_in_flight_ > 0 && !reply_ready()) read_window_ = std::min(read_window_ * 2, most);
@@ -751,88 +776,134 @@ void RemoteTape::step_back(std::uint64_t records, std::uint64_t bytes, bool pass
 
 namespace tk {
 
-void RemoteTape::join_streams(std::chrono::nanoseconds round_trip, const std::string& action) {
-  const int count = streams_wanted_ > 0 ? streams_wanted_ : auto_streams(round_trip, stream_rate_);
-  if (count <= 1) return;
+void RemoteTape::start_streams() {
+  const int count = streams_wanted_ > 0 ? streams_wanted_ : auto_streams(round_trip_, stream_rate_);
+  for (int k = 1; k < count; ++k) {
+    try {
+      joiners_.push_back(open_stream());
+    } catch (const Error& e) {
+      Stream failed;
+      failed.failure = e.what();
+      joiners_.push_back(std::move(failed));
+    }
+  }
+}
+
+void RemoteTape::end_joiners(std::vector<Stream>& joiners) noexcept {
+  // None of them has a request of ours to finish: their shells are ended
+  // at once (a login still under way would not notice its input ending).
+  for (Stream& s : joiners) {
+    s.link.to_child = Fd();
+    s.link.from_child = Fd();
+  }
+  for (Stream& s : joiners) {
+    if (s.link.process.pid() <= 0) continue;
+    try {
+      s.link.process.terminate();
+    } catch (const Error&) {
+    }
+  }
+  joiners.clear();
+}
+
+void RemoteTape::join_streams(const std::string& action) {
+  if (joiners_.empty()) return;
+  const std::size_t count = joiners_.size() + 1;
   send("i" + std::to_string(rmt::tapekit_streams_op) + "\n" + std::to_string(count) + "\n",
        "streams");
   rmt::Reply r = receive("streams");
-  if (!r.ok) return;  // a tapekit rmt from before streams: one it is
+  if (!r.ok) return end_joiners(joiners_);  // a tapekit rmt from before streams: one it is
   if (r.value <= 0 || static_cast<std::uint64_t>(r.value) > rmt::max_join_token)
     lose_connection(action, "bad join token from the server");
   std::string token(static_cast<std::size_t>(r.value), '\0');
   if (reply_in_->read_exact(std::as_writable_bytes(std::span(token.data(), token.size()))) <
       token.size())
     lose_connection(action, "connection lost");
-  // All the remote shells start at once: each login costs round trips.
-  std::vector<Stream> more;
-  const auto n = static_cast<std::size_t>(count);
-  for (std::size_t k = 1; k < n; ++k) {
-    try {
-      more.push_back(open_stream());
-    } catch (const Error& e) {
-      fail_join(more, k, n, action, e.what());
-    }
+  // The shells were started before the open; most have logged in by now.
+  for (std::size_t k = 1; k < count; ++k) {
+    Stream& s = joiners_[k - 1];
+    if (!s.failure.empty()) continue;
     std::string join = "i" + std::to_string(rmt::tapekit_join_op) + "\n" + std::to_string(k) +
                        ":" + token + "\n";
     SigpipeGuard guard;
     try {
-      write_all(more.back().link.to_child.get(),
-                std::as_bytes(std::span(join.data(), join.size())), "rmt link");
+      write_all(s.link.to_child.get(), std::as_bytes(std::span(join.data(), join.size())),
+                "rmt link");
     } catch (const Error&) {
-      fail_join(more, k, n, action, "connection lost");
+      s.failure = "connection lost";
     }
   }
   // Each must be answered, as the open was, within the connect timeout.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(connect_timeout_);
-  for (std::size_t k = 1; k < n; ++k) {
-    Stream& s = more[k - 1];
+  std::vector<bool> stuck(count, false);
+  for (std::size_t k = 1; k < count; ++k) {
+    Stream& s = joiners_[k - 1];
+    if (!s.failure.empty()) continue;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     s.source->set_timeout(connect_timeout_ > 0 ? static_cast<int>(std::max<std::int64_t>(left.count(), 1)) : -1);
-    rmt::Reply joined;
     try {
-      joined = rmt::read_reply(*s.in);
+      rmt::Reply joined = rmt::read_reply(*s.in);
+      if (!joined.ok)
+        s.failure = "refused: " + joined.text;
+      else if (joined.value != static_cast<std::int64_t>(k))
+        s.failure = "joined as the wrong stream";
     } catch (const rmt::ProtocolError&) {
-      fail_join(more, k, n, action, "connection lost");
+      s.failure = "connection lost";
     } catch (const Error& e) {
-      fail_join(more, k, n, action,
-                e.errnum() == ETIMEDOUT ? "no answer within " + std::to_string(connect_timeout_) +
-                                              " s (--connect-timeout)"
-                                        : std::string(e.what()));
+      stuck[k] = e.errnum() == ETIMEDOUT;
+      s.failure = stuck[k] ? "no answer within " + std::to_string(connect_timeout_) +
+                                 " s (--connect-timeout)"
+                           : std::string(e.what());
     }
-    if (!joined.ok) fail_join(more, k, n, action, "refused: " + joined.text);
-    if (joined.value != static_cast<std::int64_t>(k))
-      fail_join(more, k, n, action, "joined as the wrong stream");
-    s.source->set_timeout(-1);
+    if (s.source) s.source->set_timeout(-1);
   }
-  for (Stream& s : more) streams_.push_back(std::move(s));
+  std::vector<Stream> joined;
+  std::int64_t mask = 0;
+  std::vector<std::string> warnings;
+  for (std::size_t k = 1; k < count; ++k) {
+    Stream& s = joiners_[k - 1];
+    if (s.failure.empty()) {
+      mask |= std::int64_t{1} << k;
+      joined.push_back(std::move(s));
+      continue;
+    }
+    // How its shell ended is what to fix (a refused key, an unknown host).
+    s.link.to_child = Fd();
+    s.link.from_child = Fd();
+    int status = -1;
+    if (s.link.process.pid() > 0) {
+      try {
+        status = stuck[k] ? s.link.process.terminate() : s.link.process.wait_or_terminate(5);
+      } catch (const Error&) {
+      }
+    }
+    std::string how = stuck[k] || status == -1 || status == 0
+                          ? ""
+                          : "; the " + shell_ + " ended with " + describe_wait_status(status);
+    warnings.push_back(action + " " + name() + ": stream " + std::to_string(k + 1) + " of " +
+                       std::to_string(count) + " could not join (" + s.failure + how + ")");
+  }
+  joiners_.clear();
+  if (!warnings.empty()) {
+    // The server keeps the ones we saw join, and lets the others go.
+    send("i" + std::to_string(rmt::tapekit_streams_kept_op) + "\n" + std::to_string(mask) + "\n",
+         "streams");
+    rmt::Reply answer = receive("streams");
+    std::int64_t kept = answer.value;
+    if (!answer.ok) {
+      end_joiners(joined);  // a server from before partial sets let them go
+      kept = 1;
+    }
+    if (kept != static_cast<std::int64_t>(joined.size() + 1))
+      lose_connection(action, "the server kept " + std::to_string(kept) + " streams of " +
+                                  std::to_string(joined.size() + 1));
+    for (const std::string& w : warnings)
+      if (warn_) warn_(w + "; going on with " + std::to_string(kept) +
+                       (kept == 1 ? " stream" : " streams"));
+  }
+  for (Stream& s : joined) streams_.push_back(std::move(s));
   sent_ = taken_ = 0;
-}
-
-void RemoteTape::fail_join(std::vector<Stream>& more, std::size_t failed, std::size_t count,
-                           const std::string& action, const std::string& why) {
-  broken_ = true;
-  // The one that failed says how its shell ended; the others are stopped.
-  int status = -1;
-  for (std::size_t i = 0; i < more.size(); ++i) {
-    more[i].link.to_child = Fd();
-    more[i].link.from_child = Fd();
-    try {
-      int s = i + 1 == failed ? more[i].link.process.wait_or_terminate(5)
-                              : more[i].link.process.terminate();
-      if (i + 1 == failed) status = s;
-    } catch (const Error&) {
-    }
-  }
-  hang_up();
-  std::string how = status == -1 || status == 0
-                        ? ""
-                        : "; the " + shell_ + " ended with " + describe_wait_status(status);
-  throw StreamLost(action + " " + name() + ": stream " + std::to_string(failed + 1) + " of " +
-                       std::to_string(count) + " could not join: " + why + how +
-                       "; nothing was written",
-                   {});
 }
 
 void RemoteTape::lose_stream(int stream, const std::string& action, const std::string& why) {
@@ -877,7 +948,10 @@ void RemoteTape::lose_stream(int stream, const std::string& action, const std::s
                                               std::to_string(n);
   std::string text = action + " " + name() + ": " + which_stream + " lost (" + why + how + ")";
   UnwrittenRecords::Records records;
-  if (!writes_in_flight_.empty() || written) {
+  if (reading_ && writes_in_flight_.empty()) {
+    text += "; " + std::to_string(records_read_) +
+            (records_read_ == 1 ? " record was" : " records were") + " read";
+  } else if (!writes_in_flight_.empty() || written) {
     // Records reach the tape in order: those in flight up to the count the
     // server gave are there, the rest are not.
     std::uint64_t on_tape = written ? static_cast<std::uint64_t>(*written)

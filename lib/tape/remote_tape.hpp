@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,14 +85,20 @@ class RemoteTape final : public Tape {
     PipedChild link;
     std::unique_ptr<rmt::FdSource> source;
     std::unique_ptr<rmt::BufferedReader> in;
+    std::string failure;  // why it cannot join (a stream not yet joined)
   };
   Stream open_stream();
-  // After the pipeline was agreed: asks for the streams wanted (`round_trip`
-  // for --streams auto) and has them join; throws StreamLost when one
-  // cannot.
-  void join_streams(std::chrono::nanoseconds round_trip, const std::string& action);
-  [[noreturn]] void fail_join(std::vector<Stream>& more, std::size_t failed, std::size_t count,
-                              const std::string& action, const std::string& why);
+  // Once the server is known to be tapekit's, before the open: starts the
+  // remote shells of the streams wanted (by the identify exchange's round
+  // trip for --streams auto), so that their logins overlap the first
+  // connection's requests instead of following them.
+  void start_streams();
+  // After the pipeline was agreed: asks the server for the streams started
+  // and has them join. One that cannot is named in a warning and left out;
+  // the session goes on with the others.
+  void join_streams(const std::string& action);
+  // Ends the shells of streams that never joined (or were left out).
+  void end_joiners(std::vector<Stream>& joiners) noexcept;
   // A stream of a joined session ended (`stream`; -1: the server says which):
   // asks a stream still up how many records the tape holds, hangs up and
   // throws StreamLost.
@@ -123,6 +130,9 @@ class RemoteTape final : public Tape {
   std::vector<std::string> argv_;  // the remote shell's command line
   std::string host_;
   std::vector<Stream> streams_;    // [0]: the first connection
+  std::vector<Stream> joiners_;    // started, not joined yet: streams 2 .. N
+  std::chrono::nanoseconds round_trip_{};  // of the identify exchange
+  std::function<void(const std::string&)> warn_;
   // Requests sent and replies taken since the streams joined: request i
   // goes on stream i mod N, and its reply comes back there.
   std::uint64_t sent_ = 0;
@@ -131,6 +141,8 @@ class RemoteTape final : public Tape {
   int streams_wanted_ = 1;                   // 0: auto
   std::uint64_t stream_rate_ = 0;
   std::uint64_t records_on_tape_ = 0;  // writes answered since the open
+  std::uint64_t records_read_ = 0;     // records handed to the caller since the open
+  bool reading_ = false;               // the last record asked for was a read
   std::string shell_;  // the remote shell and host, for diagnostics
   int connect_timeout_ = 0;  // seconds, 0: none
   bool connecting_ = false;  // until the open is answered

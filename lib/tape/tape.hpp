@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <fcntl.h>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -80,6 +81,9 @@ struct OpenOptions {
   // shells joined into one session; 0: as many as auto_streams() picks.
   int streams = 1;
   std::uint64_t stream_rate = 0;  // bytes a second --streams auto aims at; 0: its default
+  // Told one line (no newline) about a stream that could not join, the
+  // session going on with the others; unset: nothing is said.
+  std::function<void(const std::string&)> warn;
 };
 
 // What MTIOCGET reported, and its portable reading.

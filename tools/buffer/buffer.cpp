@@ -192,6 +192,7 @@ OpenOptions open_options(const Options& o) {
   oo.streams = o.streams;
   // --streams auto aims at no more than --output-rate lets through.
   oo.stream_rate = o.output_rate;
+  oo.warn = [](const std::string& text) { print_stderr("buffer: warning: " + text + "\n"); };
   return oo;
 }
 
@@ -253,7 +254,8 @@ class Writer {
                     g_output_stalled = true;
                     ::pthread_kill(main, SIGUSR1);
                   }) {
-    volume_start_ = volume_start(*output_);
+    // Asking a remote tape where it is costs a round trip a status field.
+    if (options.verify) volume_start_ = volume_start(*output_);
     if (options.hash) digest_.emplace(*options.hash, writes_volumes(options));
   }
 
@@ -556,7 +558,7 @@ class Writer {
                                         std::to_string(written_) + " bytes were written\n");
     }
     output_ = open_tape(options_.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(options_));
-    volume_start_ = volume_start(*output_);
+    if (options_.verify) volume_start_ = volume_start(*output_);
     fresh_volume_ = true;
     print_stderr("buffer (writer): continuing on volume " + std::to_string(per_volume_.size()) +
                  "\n");

@@ -76,6 +76,10 @@ int run(int argc, char** argv) {
 
   // The input first: a missing input must not truncate the output.
   line.open_options.force_local = options.force_local;
+  line.open_options.warn = [](const std::string& text) {
+    std::string warning = "reblock: warning: " + text + "\n";
+    std::fputs(warning.c_str(), stderr);
+  };
   auto in = tk::open_tape(options.input, O_RDONLY, line.open_options);
   in->expect_sequential_reads();
   auto out = tk::open_tape(options.output, O_WRONLY | O_CREAT | O_TRUNC, line.open_options);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
@@ -219,7 +220,7 @@ class Session {
   void status();
   void status_field(char sub);
 
-  // Parallel streams (protocol.hpp, i29807 to i29809).
+  // Parallel streams (protocol.hpp, i29807 to i29810).
   std::size_t stream_count() const noexcept { return streams_.size() + 1; }
   // Makes source_, in_ and out_fd_ stream i's (0: the first connection).
   void select_stream(std::size_t i);
@@ -228,6 +229,12 @@ class Session {
   // Takes joins until all came, the client sent something on the first
   // stream (it went on without them) or the time is up.
   void gather();
+  // The streams joined, in the order of their index, served in turn after
+  // the first connection from the next request on.
+  void install_streams(std::vector<JoinedStream> joined);
+  // i29810: of the streams that joined when not all did, those the client
+  // saw joined (`mask`, bit k for stream k) stay; the others are let go.
+  void keep_streams(std::int64_t mask);
   // The other streams are let go: their rmt processes end.
   void end_streams();
   // The joiner's side: hands this connection to the session, then waits.
@@ -301,6 +308,10 @@ class Session {
   };
   std::unique_ptr<JoinPoint> join_;
   std::vector<Stream> streams_;
+  // Joined while others did not: kept by an i29810 that comes next on the
+  // first connection, let go by any other request.
+  std::vector<JoinedStream> unsettled_;
+  std::size_t asked_streams_ = 0;
   std::size_t turn_ = 0;
   bool release_streams_ = false;  // after this request's reply (C, O)
   std::uint64_t records_written_ = 0;  // since the open
@@ -568,6 +579,7 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
     return;
   }
   if (extended && *wire == rmt::tapekit_streams_op) return start_streams(*count);
+  if (extended && *wire == rmt::tapekit_streams_kept_op) return keep_streams(*count);
   if (extended && *wire == rmt::tapekit_session_op) {
     if (*count == 0) return reply_ok(records_written_);
     if (*count == 1) return reply_ok(lost_stream_);
@@ -673,6 +685,12 @@ void Session::serve_requests() {
         line += " " + quoted(request_.lines[static_cast<std::size_t>(i)].substr(0, 256));
       debug(line);
     }
+    // Streams that joined while others did not stay only if the client
+    // names them in its very next request.
+    if (!unsettled_.empty() &&
+        !(request_.command == 'i' &&
+          rmt::parse_number(request_.lines[0]) == rmt::tapekit_streams_kept_op))
+      unsettled_.clear();
     try {
       handle(request_);
     } catch (const Refusal& f) {
@@ -781,23 +799,50 @@ void Session::gather() {
   const auto count = joined.size() + 1;
   join_.reset();  // the name goes with it: nobody else can try
   if (!all) {
-    // The ones that came are let go with `joined`.
+    // The client says next which of them it saw join (i29810); any other
+    // request lets them go.
+    unsettled_ = std::move(joined);
+    asked_streams_ = asked;
     streams_note_ = std::to_string(count) + " of " + std::to_string(asked) + " streams joined; " + why;
     return;
   }
+  install_streams(std::move(joined));
+  streams_note_ = std::to_string(count) + " streams";
+}
+
+void Session::install_streams(std::vector<JoinedStream> joined) {
+  std::sort(joined.begin(), joined.end(),
+            [](const JoinedStream& a, const JoinedStream& b) { return a.index < b.index; });
   streams_.resize(joined.size());
-  for (JoinedStream& j : joined) {
-    Stream& s = streams_[static_cast<std::size_t>(j.index - 1)];
-    s.source = std::make_unique<rmt::FdSource>(j.in.get(), "stream " + std::to_string(j.index + 1));
+  for (std::size_t i = 0; i < joined.size(); ++i) {
+    Stream& s = streams_[i];
+    s.source = std::make_unique<rmt::FdSource>(joined[i].in.get(), "stream " + std::to_string(i + 2));
     s.source->set_busy_poll(options_.busy_poll);
     s.source->set_stop_ends_wait(true);
     s.in = std::make_unique<rmt::BufferedReader>(*s.source);
-    s.joined = std::move(j);
+    s.joined = std::move(joined[i]);
   }
-  // The request that started them was the first connection's; the turns
+  // The request that installed them was the first connection's; the turns
   // begin after it, with the first connection again.
-  turn_ = count - 1;
-  streams_note_ = std::to_string(count) + " streams";
+  turn_ = streams_.size();
+}
+
+void Session::keep_streams(std::int64_t mask) {
+  std::vector<JoinedStream> waiting = std::exchange(unsettled_, {});
+  if (!streams_.empty() || asked_streams_ == 0 || mask < 0 ||
+      mask >= (std::int64_t{1} << asked_streams_) || (mask & 1) != 0)
+    throw Refusal{EINVAL, "Invalid set of streams"};
+  std::vector<JoinedStream> kept;
+  for (JoinedStream& j : waiting)
+    if ((mask >> j.index) & 1) kept.push_back(std::move(j));
+  // What is not kept is let go with `waiting`.
+  if (kept.size() != static_cast<std::size_t>(std::popcount(static_cast<std::uint64_t>(mask))))
+    throw Refusal{EINVAL, "A stream named has not joined"};
+  const std::size_t count = kept.size() + 1;
+  install_streams(std::move(kept));
+  streams_note_ = std::to_string(count) + " of " + std::to_string(asked_streams_) + " streams";
+  asked_streams_ = 0;
+  reply_ok(count);
 }
 
 void Session::end_streams() {

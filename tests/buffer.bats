@@ -488,10 +488,12 @@ wait_buffer() {
 
 @test "buffer: -Z seeks a character-device output back to 0 after each GiB, and only with -Z" {
   tapekit_only
-  run bash -c "head -c 1100M /dev/zero | ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=lseek -o \"$BATS_TEST_TMPDIR/z\" \"$BUFFER\" -Z -s 1m -m 8m -o /dev/null"
+  # --seccomp-bpf: strace stops buffer only at its lseeks, not at each of the
+  # GiB's reads and writes (11.5 s a run without it, 1.6 s with).
+  run bash -c "head -c 1100M /dev/zero | ASAN_OPTIONS=detect_leaks=0 strace --seccomp-bpf -f -e trace=lseek -o \"$BATS_TEST_TMPDIR/z\" \"$BUFFER\" -Z -s 1m -m 8m -o /dev/null"
   assert_success
   assert_equal "$(grep -c 'lseek(.*, 0, SEEK_SET)' "$BATS_TEST_TMPDIR/z")" 1
-  run bash -c "head -c 1100M /dev/zero | ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=lseek -o \"$BATS_TEST_TMPDIR/z\" \"$BUFFER\" -s 1m -m 8m -o /dev/null"
+  run bash -c "head -c 1100M /dev/zero | ASAN_OPTIONS=detect_leaks=0 strace --seccomp-bpf -f -e trace=lseek -o \"$BATS_TEST_TMPDIR/z\" \"$BUFFER\" -s 1m -m 8m -o /dev/null"
   assert_success
   assert_equal "$(grep -c 'lseek(.*, 0, SEEK_SET)' "$BATS_TEST_TMPDIR/z")" 0
 }

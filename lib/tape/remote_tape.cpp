@@ -164,7 +164,15 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   // starts the server (a host that is down, a stuck login) must not hang us.
   connecting_ = true;
   streams_[0].source->set_timeout(connect_timeout_ > 0 ? connect_timeout_ * 1000 : -1);
+  // Streams need the pipeline, which writes forgo without pipelined_writes.
+  const bool streams_possible =
+      streams_wanted_ != 1 && ((flags & O_ACCMODE) == O_RDONLY || pipelined_writes_);
   try {
+    // A count given: the other shells log in beside the first one, whose
+    // login and first exchange would otherwise come before theirs (about
+    // half a second over ssh). They are let go if the rmt is not tapekit's.
+    // `auto` needs the first connection's round trip before it can count.
+    if (streams_possible && streams_wanted_ > 1) start_streams();
     if (!options.plain_remote && rn.path.ends_with(".tap")) {
       // Asked before O, since O would already create the file: I-1 and i
       // need no open device (our rmt answers them, others refuse harmlessly).
@@ -179,9 +187,11 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
       }
       version_ = Version::unknown;  // O starts the server's numbering afresh
     }
-    // Streams need the pipeline, which writes forgo without pipelined_writes.
-    if (streams_wanted_ != 1 && ((flags & O_ACCMODE) == O_RDONLY || pipelined_writes_)) {
-      if (server_is_tapekit("open")) start_streams();
+    if (streams_possible) {
+      if (!server_is_tapekit("open"))
+        end_joiners(joiners_);
+      else if (joiners_.empty())
+        start_streams();
       version_ = Version::unknown;
     }
     request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";

@@ -150,7 +150,7 @@ void write_stderr(const char* text) {
 }
 }  // namespace
 
-PipedChild spawn_piped(const std::vector<std::string>& argv) {
+PipedChild spawn_piped(const std::vector<std::string>& argv, int stderr_fd) {
   ExecArgs args(argv);
   Pipe down = make_pipe();  // we write, child reads
   Pipe up = make_pipe();    // child writes, we read
@@ -158,7 +158,8 @@ PipedChild spawn_piped(const std::vector<std::string>& argv) {
   if (pid == -1) throw_errno("fork");
   if (pid == 0) {
     ::signal(SIGPIPE, SIG_DFL);
-    if (::dup2(down.read_end.get(), 0) == -1 || ::dup2(up.write_end.get(), 1) == -1)
+    if (::dup2(down.read_end.get(), 0) == -1 || ::dup2(up.write_end.get(), 1) == -1 ||
+        (stderr_fd >= 0 && ::dup2(stderr_fd, 2) == -1))
       ::_exit(127);
     exec_or_die(args);
   }

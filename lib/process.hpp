@@ -49,8 +49,9 @@ struct PipedChild {
 };
 
 // Runs argv[0] (searched in PATH) with stdin/stdout on fresh pipes; stderr is
-// inherited so the remote shell's own diagnostics reach the user.
-PipedChild spawn_piped(const std::vector<std::string>& argv);
+// inherited so the remote shell's own diagnostics reach the user, or goes to
+// stderr_fd where one is given.
+PipedChild spawn_piped(const std::vector<std::string>& argv, int stderr_fd = -1);
 
 // Runs "/bin/sh -c command" with our stdio replaced as given (-1 = inherit)
 // and returns its wait status.

@@ -107,14 +107,14 @@ assert_nothing_left() {
 @test "streams: a remote shell that cannot log in is left out with one warning naming it, the others carry the backup" {
   # The third remote shell started is refused, as ssh is by a host that
   # turns a login away; the first is the connection that opens the tape.
+  # The four start together, so "third" is by process id (the order the
+  # client started them), once all four have come.
   cat >refusing-rsh <<EOF
 #!/bin/sh
-exec 9>>"$PWD/calls.lock"
-flock 9
-echo "\$*" >>"$PWD/calls"
-n=\$(wc -l <"$PWD/calls")
-flock -u 9
-if [ "\$n" = 3 ]; then
+echo "\$\$ \$*" >>"$PWD/calls"
+while [ "\$(wc -l <"$PWD/calls")" -lt 4 ]; do sleep 0.01; done
+third=\$(cut -d' ' -f1 "$PWD/calls" | sort -n | sed -n 3p)
+if [ "\$\$" = "\$third" ]; then
   echo "ssh: connect to host localhost port 22: Connection refused" >&2
   exit 255
 fi
@@ -137,6 +137,22 @@ buffer: warning: write localhost:$PWD/p\\.tap: stream [234] of 4 could not join 
   "$BUFFER" -s 10k --streams 4 --rsh-command="$PWD/refusing-rsh" -i "localhost:$PWD/p.tap" >back2 2>err
   grep -q "^buffer: warning: read localhost:$PWD/p\\.tap: stream [234] of 4 could not join" err
   assert_equal "$(sha back2)" "$(sha in)"
+}
+
+@test "streams: a host that refuses every login is told once, not once a stream" {
+  # The other shells log in beside the first: what they say is held back
+  # until the first connection stands, and dropped with them when it falls.
+  cat >down-rsh <<'EOF'
+#!/bin/sh
+echo "ssh: connect to host $1 port 22: Connection refused" >&2
+exit 255
+EOF
+  chmod +x down-rsh
+  run --separate-stderr "$BUFFER" -s 10k --streams 4 --rsh-command="$PWD/down-rsh" \
+    -i in -o "localhost:$PWD/p.tap"
+  assert_equal "$status" 255
+  assert_equal "$(grep -c 'Connection refused' <<<"$stderr")" 1
+  assert_regex "$stderr" "connection lost; the remote shell $PWD/down-rsh for localhost ended with exit status 255"
 }
 
 @test "streams: a full .tap mid-window with streams: --next-volume carries on, nothing lost or written twice" {

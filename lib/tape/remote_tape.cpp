@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace tk {
@@ -172,7 +173,7 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
     // login and first exchange would otherwise come before theirs (about
     // half a second over ssh). They are let go if the rmt is not tapekit's.
     // `auto` needs the first connection's round trip before it can count.
-    if (streams_possible && streams_wanted_ > 1) start_streams();
+    if (streams_possible && streams_wanted_ > 1) start_streams(/*hold_stderr=*/true);
     if (!options.plain_remote && rn.path.ends_with(".tap")) {
       // Asked before O, since O would already create the file: I-1 and i
       // need no open device (our rmt answers them, others refuse harmlessly).
@@ -205,9 +206,16 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   open_ = true;
 }
 
-RemoteTape::Stream RemoteTape::open_stream() {
+RemoteTape::Stream RemoteTape::open_stream(bool hold_stderr) {
   Stream s;
-  s.link = spawn_piped(argv_);
+  if (hold_stderr) {
+    // Above 2 even with our stderr closed, or the shell would take it as its
+    // standard input or output.
+    Fd held(::memfd_create("remote shell stderr", MFD_CLOEXEC));
+    if (held.valid() && held.get() <= 2) held = Fd(::fcntl(held.get(), F_DUPFD_CLOEXEC, 3));
+    s.held_stderr = std::move(held);
+  }
+  s.link = spawn_piped(argv_, s.held_stderr.get());
   // A W request with a large record then leaves in one write(2).
   grow_pipe(s.link.to_child.get(), std::size_t{1} << 20);
   grow_pipe(s.link.from_child.get(), std::size_t{1} << 20);
@@ -255,6 +263,7 @@ int RemoteTape::hang_up(bool at_once, std::size_t which) noexcept {
       if (i == which) status = s;
     } catch (const Error&) {
     }
+    show_held_stderr(streams_[i]);
   }
   return status;
 }
@@ -786,11 +795,26 @@ void RemoteTape::step_back(std::uint64_t records, std::uint64_t bytes, bool pass
 
 namespace tk {
 
-void RemoteTape::start_streams() {
+void RemoteTape::show_held_stderr(Stream& s) noexcept {
+  if (!s.held_stderr.valid()) return;
+  char chunk[4096];
+  for (;;) {
+    ssize_t n = ::pread(s.held_stderr.get(), chunk, sizeof chunk, static_cast<off_t>(s.held_stderr_shown));
+    if (n <= 0) return;
+    s.held_stderr_shown += static_cast<std::uint64_t>(n);
+    try {
+      write_all(2, std::as_bytes(std::span(chunk, static_cast<std::size_t>(n))), "standard error");
+    } catch (const Error&) {
+      return;
+    }
+  }
+}
+
+void RemoteTape::start_streams(bool hold_stderr) {
   const int count = streams_wanted_ > 0 ? streams_wanted_ : auto_streams(round_trip_, stream_rate_);
   for (int k = 1; k < count; ++k) {
     try {
-      joiners_.push_back(open_stream());
+      joiners_.push_back(open_stream(hold_stderr));
     } catch (const Error& e) {
       Stream failed;
       failed.failure = e.what();
@@ -874,6 +898,7 @@ void RemoteTape::join_streams(const std::string& action) {
   for (std::size_t k = 1; k < count; ++k) {
     Stream& s = joiners_[k - 1];
     if (s.failure.empty()) {
+      show_held_stderr(s);
       mask |= std::int64_t{1} << k;
       joined.push_back(std::move(s));
       continue;
@@ -888,6 +913,7 @@ void RemoteTape::join_streams(const std::string& action) {
       } catch (const Error&) {
       }
     }
+    show_held_stderr(s);  // the shell's own words on why: a refused key, an unknown host
     std::string how = stuck[k] || status == -1 || status == 0
                           ? ""
                           : "; the " + shell_ + " ended with " + describe_wait_status(status);

@@ -86,13 +86,19 @@ class RemoteTape final : public Tape {
     std::unique_ptr<rmt::FdSource> source;
     std::unique_ptr<rmt::BufferedReader> in;
     std::string failure;  // why it cannot join (a stream not yet joined)
+    // A shell started before the first connection stood: its stderr, kept
+    // until the session has one (a host down would say so once per shell).
+    Fd held_stderr;
+    std::uint64_t held_stderr_shown = 0;
   };
-  Stream open_stream();
+  Stream open_stream(bool hold_stderr = false);
+  // Copies what a stream's shell wrote to its held stderr since last time.
+  static void show_held_stderr(Stream& s) noexcept;
   // Once the server is known to be tapekit's, before the open: starts the
   // remote shells of the streams wanted (by the identify exchange's round
   // trip for --streams auto), so that their logins overlap the first
   // connection's requests instead of following them.
-  void start_streams();
+  void start_streams(bool hold_stderr = false);
   // After the pipeline was agreed: asks the server for the streams started
   // and has them join. One that cannot is named in a warning and left out;
   // the session goes on with the others.

@@ -146,6 +146,11 @@ void wait_ready(int fd, short events, std::string_view name) {
   if (n == -1) throw_syscall_error("poll " + std::string(name));
 }
 
+Fd above_stdio(Fd fd) {
+  if (!fd.valid() || fd.get() > 2) return fd;
+  return Fd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+}
+
 std::size_t grow_pipe(int fd, std::size_t bytes) noexcept {
   int size = ::fcntl(fd, F_GETPIPE_SZ);
   if (size == -1) return 0;

@@ -123,6 +123,11 @@ void write_record(int fd, std::span<const std::byte> record, std::string_view na
 // Blocks until fd is readable (events = POLLIN) or writable (POLLOUT).
 void wait_ready(int fd, short events, std::string_view name);
 
+// fd moved above 2 (a close-on-exec duplicate) if it landed on 0, 1 or 2:
+// a descriptor a program opens for itself must not stand in for a closed
+// standard one, which the program (or a child it starts) still uses.
+Fd above_stdio(Fd fd);
+
 // If fd is a pipe smaller than bytes, tries to enlarge it (F_SETPIPE_SZ);
 // returns the pipe's size afterwards, or 0 when fd is not a pipe. A refusal
 // (over /proc/sys/fs/pipe-max-size) is not an error: pipes work at any size.

@@ -252,6 +252,15 @@ find_victim() {
   fail "no records went through stream $which"
 }
 
+# The buffer started in the background as $1 ends within a minute (no
+# hang), with status 254.
+ends_with_254_soon() {
+  run timeout 60 tail --pid="$1" -f /dev/null
+  assert_success
+  run wait "$1"
+  assert_equal "$status" 254
+}
+
 # Writes 2 MiB through three streams, killing the ssh of stream $1 midway:
 # the run must end within seconds naming it, and the tape must hold exactly
 # the records the message counts.
@@ -268,10 +277,7 @@ kill_while_writing() {
   kill -KILL "$victim"
   tail -c +500001 in2 >&6 || true
   exec 6>&-
-  run timeout 60 tail --pid="$buffer_pid" -f /dev/null
-  assert_success
-  run wait "$buffer_pid"
-  assert_equal "$status" 254
+  ends_with_254_soon "$buffer_pid"
   run cat err
   assert_regex "$output" "stream $which of 3 lost \\(connection lost; the remote shell $SSHDIR/ssh-forced-wan for localhost ended with killed by signal 9\\); ([0-9]+) records? (are|is) on the tape"
   [[ $output =~ \;\ ([0-9]+)\ record ]]
@@ -303,10 +309,7 @@ kill_while_reading() {
   kill -KILL "$victim"
   cat <&6 >>got
   exec 6<&-
-  run timeout 60 tail --pid="$buffer_pid" -f /dev/null
-  assert_success
-  run wait "$buffer_pid"
-  assert_equal "$status" 254
+  ends_with_254_soon "$buffer_pid"
   run cat err
   assert_regex "$output" "read root@localhost:$TAPES/r$which\\.tap: stream $which of 3 lost \\(connection lost; the remote shell $SSHDIR/ssh-forced-wan for localhost ended with killed by signal 9\\); ([0-9]+) records? (were|was) read"
   [[ $output =~ \;\ ([0-9]+)\ record ]]

@@ -217,15 +217,6 @@ Ring& Ring::operator=(Ring&& other) noexcept {
   return *this;
 }
 
-namespace {
-// A closed standard descriptor must stay closed: the program checks it
-// (buffer 1.19's "can't stat output file") after the warmer has started.
-Fd above_stdio(Fd fd) {
-  if (!fd.valid() || fd.get() > 2) return fd;
-  return Fd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
-}
-}  // namespace
-
 void Ring::warm_ahead(Side side) {
   if (warmer_ || mapping_->blocks.get_size() != 0) return;
   warmer_ = std::make_unique<Warmer>();
@@ -235,6 +226,8 @@ void Ring::warm_ahead(Side side) {
   sigset_t all, previous;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+  // A closed standard descriptor must stay closed: buffer checks it (1.19's
+  // "can't stat output file") after the warmer has started.
   if (side == Side::producer) {
     w.zero = above_stdio(Fd(::open("/dev/zero", O_RDONLY | O_CLOEXEC)));
     w.thread = std::thread([this] { warm_for_producer(); });

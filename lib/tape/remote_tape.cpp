@@ -208,13 +208,8 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
 
 RemoteTape::Stream RemoteTape::open_stream(bool hold_stderr) {
   Stream s;
-  if (hold_stderr) {
-    // Above 2 even with our stderr closed, or the shell would take it as its
-    // standard input or output.
-    Fd held(::memfd_create("remote shell stderr", MFD_CLOEXEC));
-    if (held.valid() && held.get() <= 2) held = Fd(::fcntl(held.get(), F_DUPFD_CLOEXEC, 3));
-    s.held_stderr = std::move(held);
-  }
+  if (hold_stderr)
+    s.held_stderr = above_stdio(Fd(::memfd_create("remote shell stderr", MFD_CLOEXEC)));
   s.link = spawn_piped(argv_, s.held_stderr.get());
   // A W request with a large record then leaves in one write(2).
   grow_pipe(s.link.to_child.get(), std::size_t{1} << 20);

@@ -83,6 +83,27 @@ assert_nothing_left() {
   assert_line "File number=1, block number=0, partition=0."
 }
 
+@test "streams: the open, the pipeline and the streams go out in one request, one round trip instead of three" {
+  # One write(2) holding O, i29805 and i29807: the client did not wait for
+  # the open's reply before asking the rest. The trace is of the client
+  # alone: strace leaves each remote shell at its exec.
+  ASAN_OPTIONS=detect_leaks=0 strace -f -b execve -qq -e trace=write -s 300 -o trace \
+    "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/s.tap"
+  grep -q 'write([0-9]*, "O[^"]*s\.tap\\n[^"]*\\ni29805\\n1\\ni29807\\n4\\n"' trace
+  "$MT" -f s.tap rewind
+  ASAN_OPTIONS=detect_leaks=0 strace -f -b execve -qq -e trace=write -s 300 -o trace \
+    "$BUFFER" -s 10k --streams 4 -i "localhost:$PWD/s.tap" >back
+  grep -q 'write([0-9]*, "O[^"]*s\.tap\\n0 O_RDONLY\\ni29805\\n1\\ni29807\\n4\\n"' trace
+  assert_equal "$(sha back)" "$(sha in)"
+  # One stream writing a .tap: the open and the pipeline together.
+  ASAN_OPTIONS=detect_leaks=0 strace -f -b execve -qq -e trace=write -s 300 -o trace \
+    "$BUFFER" -s 10k -i in -o "localhost:$PWD/one.tap"
+  grep -q 'write([0-9]*, "O[^"]*one\.tap\\n[^"]*\\ni29805\\n1\\n"' trace
+  "$MT" -f one.tap rewind
+  "$BUFFER" -s 10k -i one.tap >plain
+  assert_equal "$(sha plain)" "$(sha in)"
+}
+
 @test "streams: reblock --streams 3 writes and reads in order" {
   "$REBLOCK" -s 4k --streams 3 -i in -o "localhost:$PWD/r.tap"
   grep -q 'streams="3 streams"' rmt.log
@@ -126,7 +147,7 @@ EOF
   assert_success
   assert_equal "$(wc -l <calls)" 4
   assert_regex "$stderr" "^ssh: connect to host localhost port 22: Connection refused
-buffer: warning: write localhost:$PWD/p\\.tap: stream [234] of 4 could not join \\(connection lost; the remote shell $PWD/refusing-rsh for localhost ended with exit status 255\\); going on with 3 streams$"
+buffer: warning: open localhost:$PWD/p\\.tap: stream [234] of 4 could not join \\(connection lost; the remote shell $PWD/refusing-rsh for localhost ended with exit status 255\\); going on with 3 streams$"
   grep -q 'streams="3 of 4 streams"' rmt.log
   "$MT" -f p.tap rewind
   "$BUFFER" -s 10k -i p.tap >back
@@ -135,7 +156,7 @@ buffer: warning: write localhost:$PWD/p\\.tap: stream [234] of 4 could not join 
   rm calls
   "$MT" -f p.tap rewind
   "$BUFFER" -s 10k --streams 4 --rsh-command="$PWD/refusing-rsh" -i "localhost:$PWD/p.tap" >back2 2>err
-  grep -q "^buffer: warning: read localhost:$PWD/p\\.tap: stream [234] of 4 could not join" err
+  grep -q "^buffer: warning: open localhost:$PWD/p\\.tap: stream [234] of 4 could not join" err
   assert_equal "$(sha back2)" "$(sha in)"
 }
 

@@ -196,7 +196,13 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
       version_ = Version::unknown;
     }
     request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";
-    transact(request_, "open");
+    // The session pipelines from its first W or R when the rmt is ours and
+    // streams are asked for, or records are written: agreed with the open.
+    const bool writing = (flags & O_ACCMODE) == O_WRONLY;
+    const bool agree_now = tapekit_.value_or(false) && (streams_possible || (writing && pipelined_writes_));
+    // Streams are read ahead, as both tools that take them read.
+    if (agree_now && streams_possible && (flags & O_ACCMODE) == O_RDONLY) read_ahead_wanted_ = true;
+    open_request(request_, agree_now);
   } catch (...) {
     hang_up();
     throw;
@@ -565,7 +571,12 @@ void RemoteTape::close() {
   std::int64_t ok = 0;
   int err = 0;
   try {
-    transact("C\n", "close");
+    send("C\n", "close");
+    // Nothing follows C: the servers see the end of their input now, so
+    // their shells end a round trip sooner, as the reply travels.
+    for (Stream& s : streams_) s.link.to_child = Fd();
+    rmt::Reply r = receive("close");
+    if (!r.ok) throw Error(r.errnum, "close " + name());
     ok = 1;
   } catch (const Error& e) {
     err = e.errnum();
@@ -588,16 +599,48 @@ void RemoteTape::agree_pipeline(const std::string& action) {
     probe_version("pipeline");
     if (version_ != Version::v1) return;
   }
-  send("i" + std::to_string(rmt::tapekit_pipeline_op) + "\n" +
-           std::to_string(rmt::pipeline_version) + "\n",
-       "pipeline");
-  rmt::Reply r = receive("pipeline");
-  pipelined_ = r.ok && r.value >= 1;
+  send(pipeline_request(), "pipeline");
+  take_pipeline_reply(action);
   // Only tapekit's rmt pipelines, and only it takes streams.
   if (pipelined_)
     join_streams(action);
   else
     end_joiners(joiners_);
+}
+
+std::string RemoteTape::pipeline_request() {
+  return "i" + std::to_string(rmt::tapekit_pipeline_op) + "\n" +
+         std::to_string(rmt::pipeline_version) + "\n";
+}
+
+void RemoteTape::take_pipeline_reply(const std::string& action) {
+  pipeline_asked_ = true;
+  rmt::Reply r = receive(action);
+  pipelined_ = r.ok && r.value >= 1;
+}
+
+void RemoteTape::open_request(const std::string& request, bool agree_now) {
+  if (!agree_now) {
+    transact(request, "open");
+    return;
+  }
+  // Our rmt answers them in turn: a failed O leaves no tape, which the
+  // streams request is then refused for; the pipeline alone changes
+  // nothing until a W or R.
+  const bool ask_streams = !joiners_.empty();
+  std::string batch = request + pipeline_request();
+  if (ask_streams) batch += streams_request();
+  send(batch, "open");
+  sent_ += ask_streams ? 2 : 1;
+  rmt::Reply opened = receive("open");
+  if (!opened.ok) throw Error(opened.errnum, "open " + name());
+  take_pipeline_reply("open");
+  if (!pipelined_) {
+    if (ask_streams) receive("open");  // refused as well: an rmt from before the pipeline
+    end_joiners(joiners_);
+    return;
+  }
+  if (ask_streams) take_streams_reply("open");
 }
 
 void RemoteTape::acknowledge_stop() {
@@ -837,9 +880,17 @@ void RemoteTape::end_joiners(std::vector<Stream>& joiners) noexcept {
 
 void RemoteTape::join_streams(const std::string& action) {
   if (joiners_.empty()) return;
+  send(streams_request(), "streams");
+  take_streams_reply(action);
+}
+
+std::string RemoteTape::streams_request() const {
+  return "i" + std::to_string(rmt::tapekit_streams_op) + "\n" +
+         std::to_string(joiners_.size() + 1) + "\n";
+}
+
+void RemoteTape::take_streams_reply(const std::string& action) {
   const std::size_t count = joiners_.size() + 1;
-  send("i" + std::to_string(rmt::tapekit_streams_op) + "\n" + std::to_string(count) + "\n",
-       "streams");
   rmt::Reply r = receive("streams");
   if (!r.ok) return end_joiners(joiners_);  // a tapekit rmt from before streams: one it is
   if (r.value <= 0 || static_cast<std::uint64_t>(r.value) > rmt::max_join_token)
@@ -935,6 +986,11 @@ void RemoteTape::join_streams(const std::string& action) {
   }
   for (Stream& s : joined) streams_.push_back(std::move(s));
   sent_ = taken_ = 0;
+  // Each stream carries a channel window a round trip from the start: the
+  // windows start there instead of doubling up to it over round trips.
+  const std::size_t carried = std::min<std::size_t>(max_window, streams_.size() * ssh_channel_window);
+  write_window_ = std::max(write_window_, carried);
+  if (streams_.size() > 1) read_window_ = rmt::pipelined_max_requests;  // read_ahead() caps it
 }
 
 void RemoteTape::lose_stream(int stream, const std::string& action, const std::string& why) {

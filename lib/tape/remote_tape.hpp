@@ -101,8 +101,11 @@ class RemoteTape final : public Tape {
   void start_streams(bool hold_stderr = false);
   // After the pipeline was agreed: asks the server for the streams started
   // and has them join. One that cannot is named in a warning and left out;
-  // the session goes on with the others.
+  // the session goes on with the others. The request and the handling of
+  // its reply are apart so that open() can send the request with O.
   void join_streams(const std::string& action);
+  std::string streams_request() const;
+  void take_streams_reply(const std::string& action);
   // Ends the shells of streams that never joined (or were left out).
   void end_joiners(std::vector<Stream>& joiners) noexcept;
   // A stream of a joined session ended (`stream`; -1: the server says which):
@@ -113,8 +116,14 @@ class RemoteTape final : public Tape {
   Stream& receiving() { return streams_[taken_ % streams_.size()]; }
 
   // Pipelined rmt with tapekit's rmt (protocol.hpp): asked once, at the
-  // first read or write, so that nothing else a session does changes.
+  // first read or write, so that nothing else a session does changes; or
+  // with O, when the open already says the session will pipeline.
   void agree_pipeline(const std::string& action);
+  static std::string pipeline_request();
+  void take_pipeline_reply(const std::string& action);
+  // O, and with it the pipeline and the streams when the session is known
+  // to want them: one round trip for what took three.
+  void open_request(const std::string& request, bool agree_now);
   void acknowledge_stop();
   // Whether a reply can be read without waiting.
   bool reply_ready();

@@ -143,8 +143,10 @@ inline constexpr std::int64_t tapekit_identify_op = 29803;  // "tk"
 // (L with whence 10) answers a file's offset instead, for restore.
 inline constexpr std::int64_t tapekit_position_op = 29804;
 
-// Pipelined rmt, tapekit's client and server only. After a successful O the
-// client asks "i29805\n<version>\n"; a server that speaks the extension
+// Pipelined rmt, tapekit's client and server only. After O the client asks
+// "i29805\n<version>\n" (sent right behind O, and i29807 behind it, when
+// the server is already known to be ours: after a failed O the pipeline is
+// answered all the same and the streams refused, no tape being open); a server that speaks the extension
 // answers A<version> with the highest version both speak (1 today), and
 // anything else (an older tapekit rmt refuses the unknown op with E22)
 // leaves the session strictly request/response. O ends the agreement.
@@ -159,7 +161,8 @@ inline constexpr std::int64_t tapekit_position_op = 29804;
 // and every reply to what it had sent before. So the client may keep many
 // W or R requests in flight and still know, reply by reply, which records
 // reached the tape, and read-ahead never passes a filemark, end of data or
-// an error. Every other request is sent with nothing in flight.
+// an error. Every other request is sent with nothing in flight; after C
+// the client closes its side at once.
 //
 // Flow control: a W reply is at most a status and an error line (under 110
 // bytes), and the client keeps at most pipelined_max_requests in flight, so

@@ -146,7 +146,8 @@ inline constexpr std::int64_t tapekit_position_op = 29804;
 // Pipelined rmt, tapekit's client and server only. After O the client asks
 // "i29805\n<version>\n" (sent right behind O, and i29807 behind it, when
 // the server is already known to be ours: after a failed O the pipeline is
-// answered all the same and the streams refused, no tape being open); a server that speaks the extension
+// answered all the same and the streams refused, no tape being open); a
+// server that speaks the extension
 // answers A<version> with the highest version both speak (1 today), and
 // anything else (an older tapekit rmt refuses the unknown op with E22)
 // leaves the session strictly request/response. O ends the agreement.

@@ -236,12 +236,21 @@ RemoteTape::~RemoteTape() {
   }
   if (open_ && !broken_) {
     try {
-      transact("C\n", "close");
+      send_close();
     } catch (const Error&) {
       // The destructor closes quietly; close() is the way to hear about it.
     }
   }
   hang_up();
+}
+
+void RemoteTape::send_close() {
+  send("C\n", "close");
+  // Nothing follows C: the servers see the end of their input now, so
+  // their shells end a round trip sooner, as the reply travels.
+  for (Stream& s : streams_) s.link.to_child = Fd();
+  rmt::Reply r = receive("close");
+  if (!r.ok) throw Error(r.errnum, "close " + name());
 }
 
 int RemoteTape::hang_up(bool at_once, std::size_t which) noexcept {
@@ -571,12 +580,7 @@ void RemoteTape::close() {
   std::int64_t ok = 0;
   int err = 0;
   try {
-    send("C\n", "close");
-    // Nothing follows C: the servers see the end of their input now, so
-    // their shells end a round trip sooner, as the reply travels.
-    for (Stream& s : streams_) s.link.to_child = Fd();
-    rmt::Reply r = receive("close");
-    if (!r.ok) throw Error(r.errnum, "close " + name());
+    send_close();
     ok = 1;
   } catch (const Error& e) {
     err = e.errnum();
@@ -746,9 +750,10 @@ std::size_t RemoteTape::read_ahead(std::span<std::byte> buf) {
     most = std::min(most, std::max<std::size_t>(streams_.size(),
                                                 streams_.size() * ssh_channel_window / record));
   // Waiting for the reply means the requests in flight do not cover the
-  // round trip: ask further ahead next time.
+  // round trip: ask further ahead next time. Streams ask a channel window
+  // each from the start, by the size of the records once one is known.
   if (reads_in_flight_ > 0 && !reply_ready()) read_window_ = std::min(read_window_ * 2, most);
-  read_window_ = std::min(read_window_, most);
+  read_window_ = streams_.size() > 1 ? most : std::min(read_window_, most);
   request_ = "R" + std::to_string(read_size_) + "\n";
   if (streams_.size() > 1) {
     // One request per stream in turn.
@@ -990,7 +995,6 @@ void RemoteTape::take_streams_reply(const std::string& action) {
   // windows start there instead of doubling up to it over round trips.
   const std::size_t carried = std::min<std::size_t>(max_window, streams_.size() * ssh_channel_window);
   write_window_ = std::max(write_window_, carried);
-  if (streams_.size() > 1) read_window_ = rmt::pipelined_max_requests;  // read_ahead() caps it
 }
 
 void RemoteTape::lose_stream(int stream, const std::string& action, const std::string& why) {

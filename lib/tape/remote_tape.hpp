@@ -119,6 +119,8 @@ class RemoteTape final : public Tape {
   // first read or write, so that nothing else a session does changes; or
   // with O, when the open already says the session will pipeline.
   void agree_pipeline(const std::string& action);
+  // C, with the links closed behind it; throws when the close failed.
+  void send_close();
   static std::string pipeline_request();
   void take_pipeline_reply(const std::string& action);
   // O, and with it the pipeline and the streams when the session is known

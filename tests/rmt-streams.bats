@@ -160,6 +160,29 @@ buffer: warning: open localhost:$PWD/p\\.tap: stream [234] of 4 could not join \
   assert_equal "$(sha back2)" "$(sha in)"
 }
 
+@test "streams: a remote shell whose login hangs is left out after --connect-timeout, ended, and the others carry the backup" {
+  # As above, the third shell started, by process id; this one never
+  # answers (a login stuck on a password prompt or a dead route).
+  cat >stuck-rsh <<EOF
+#!/bin/sh
+echo "\$\$ \$*" >>"$PWD/calls"
+while [ "\$(wc -l <"$PWD/calls")" -lt 4 ]; do sleep 0.01; done
+third=\$(cut -d' ' -f1 "$PWD/calls" | sort -n | sed -n 3p)
+[ "\$\$" != "\$third" ] || exec sleep 600
+exec "$BATS_TEST_DIRNAME/rsh-standin" "\$@"
+EOF
+  chmod +x stuck-rsh
+  run --separate-stderr "$BUFFER" -s 10k --streams 4 --connect-timeout 2 --rsh-command="$PWD/stuck-rsh" \
+    -i in -o "localhost:$PWD/p.tap"
+  assert_success
+  assert_regex "$stderr" "^buffer: warning: open localhost:$PWD/p\\.tap: stream [234] of 4 could not join \\(no answer within 2 s \\(--connect-timeout\\)\\); going on with 3 streams$"
+  grep -q 'streams="3 of 4 streams"' rmt.log
+  run ! pgrep -f 'sleep 600'
+  "$MT" -f p.tap rewind
+  "$BUFFER" -s 10k -i p.tap >back
+  assert_equal "$(sha back)" "$(sha in)"
+}
+
 @test "streams: a host that refuses every login is told once, not once a stream" {
   # The other shells log in beside the first: what they say is held back
   # until the first connection stands, and dropped with them when it falls.

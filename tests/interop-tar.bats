@@ -89,6 +89,12 @@ rtar() {
   assert_output --partial "localhost -l root "
 }
 
+@test "interop-tar: tar -c through rmt writes to a name with a tab, as through GNU rmt" {
+  rtar -cf "localhost:$PWD/a"$'\t'"b.tar" -C src .
+  rtar -cf l.tar -C src .
+  cmp l.tar $'a\tb.tar'
+}
+
 @test "interop-tar: a failed remote open is reported by tar" {
   run rtar -cf "localhost:$PWD/missing/x.tar" -C src c.txt
   assert_equal "$status" 2

@@ -249,12 +249,23 @@ assert_out() {
   assert_equal "$(stat -c %s out)" 0
 }
 
-@test "rmt: NUL and control characters in a device name are refused" {
-  serve $'Oda\001ta\n0\n'
-  assert_out $'E13\nPermission denied\n'
+@test "rmt: NUL in a device name is refused, and control characters under --allow" {
   printf 'Oda\0ta\n0\n' >in.bin
   serve_file
   assert_out $'E13\nPermission denied\n'
+  mkdir -p tapes
+  printf 'x' >$'tapes/da\001ta'
+  serve "O$PWD/tapes/da"$'\001ta\n0\n' --allow "$PWD/tapes"
+  assert_out $'E13\nPermission denied\n'
+}
+
+@test "rmt: a device name with a tab or a control character opens as on GNU rmt and rmt-dump" {
+  # tar -c -f 'host:/srv/a<TAB>b.tar' works with both servers it replaces.
+  printf 'xy' >$'da\001ta'
+  serve $'Oa\tb.tar\n65 O_WRONLY|O_CREAT\nW3\nabcC\nOda\001ta\n0\nR2\n'
+  assert_equal "$status" 0
+  assert_out $'A0\nA3\nA0\nA0\nA2\nxy'
+  assert_equal "$(cat $'a\tb.tar')" abc
 }
 
 @test "rmt: \"..\" in a device name is refused under --allow" {

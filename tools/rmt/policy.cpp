@@ -145,9 +145,9 @@ SandboxRules PathPolicy::sandbox_rules() const {
 }
 
 OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
-  for (char c : requested)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      throw Error(EACCES, "open: control character in name");
+  // open(2) would stop at a NUL and open another name than the one checked
+  // and logged; no client can mean one, its names are C strings.
+  if (requested.find('\0') != std::string::npos) throw Error(EACCES, "open: NUL in name");
   if (requested.empty()) throw Error(ENOENT, "open: empty name");
 
   OpenDecision d;
@@ -163,8 +163,13 @@ OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
     if (requested == "-" || is_remote_name(requested)) d.path = "./" + requested;
   } else {
     // Without a tree to leave, ".." is harmless; under --allow it is refused
-    // before anything is resolved.
+    // before anything is resolved. So are control characters: GNU rmt and
+    // rmt-dump open a name with a tab or a carriage return, and tar sends
+    // one if the user typed it, but an allowed tree has no use for them.
     if (has_dotdot(requested)) throw Error(EACCES, "open " + requested + ": \"..\" refused");
+    for (char c : requested)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        throw Error(EACCES, "open: control character in name");
     std::string abs = tidy(absolute(requested));
     if (!allowed_as_written(abs)) throw Error(EACCES, "open " + requested + ": not allowed");
     d.path = resolve(abs);

@@ -580,6 +580,15 @@ EOF
 EOF
 }
 
+@test "buffer: -i - and -o - are standard input and output, not files named - (1.19 opened a file)" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run bash -c "printf abc | \"$BUFFER\" -i - -o -"
+  assert_success
+  assert_output abc
+  assert_file_not_exists "$BATS_TEST_TMPDIR/-"
+}
+
 @test "buffer: the output file is not truncated when a later option is invalid" {
   tapekit_only
   printf 'keep me' >"$BATS_TEST_TMPDIR/f"

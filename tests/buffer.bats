@@ -345,6 +345,21 @@ wait_buffer() {
   [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" -lt 102400 ] || fail "the queue was not abandoned"
 }
 
+@test "buffer: a second SIGTERM ends a long -u pause at once, as 1.19's SIGHUP to its writer did" {
+  tapekit_only
+  # One block is written, then the writer pauses for an hour; the queue
+  # still holds the rest. The second signal must not wait for the pause.
+  start_draining_buffer -u 3600000000
+  kill -TERM "$BUFFER_PID"
+  sleep 0.1
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  assert_equal "$(stat -c %s "$BATS_TEST_TMPDIR/out")" 10240
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_line --regexp "^buffer \(writer\): (interrupted by a second SIGTERM|told by the reader to abandon the queue); 10240 bytes reached .*/out, 92160 queued bytes were not written$"
+}
+
 @test "buffer: SIGTERM to the writer alone also stops the input and drains the queue" {
   tapekit_only
   start_draining_buffer
@@ -563,6 +578,15 @@ EOF
 -m 99999999999999999999|buffer: invalid -m '99999999999999999999': too large
 -p 5%|buffer: invalid -p '5%': not a whole number
 EOF
+}
+
+@test "buffer: -i - and -o - are standard input and output, not files named - (1.19 opened a file)" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run bash -c "printf abc | \"$BUFFER\" -i - -o -"
+  assert_success
+  assert_output abc
+  assert_file_not_exists "$BATS_TEST_TMPDIR/-"
 }
 
 @test "buffer: the output file is not truncated when a later option is invalid" {

@@ -337,10 +337,25 @@ class Writer {
     ring_.release(block.size());
     ring_.note_consumer_started();
     legacy_.after_block(written_);
-    if (options_.pause_us) std::this_thread::sleep_for(std::chrono::microseconds(options_.pause_us));
+    if (options_.pause_us) pause_after_block();
     if (options_.seek_every_gib && written_ >= next_gib_) {
       next_gib_ += kGiB;
       rewind_offset_if_device(output_->poll_fd());
+    }
+  }
+
+  // -u: 1.19's usleep after every block. Slept in slices, since a signal
+  // does not cut a sleep short here: a second signal or the reader's death
+  // ends the run at once, as 1.19's writer died of SIGHUP in its usleep,
+  // instead of after a pause that may be long.
+  void pause_after_block() {
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point now = Clock::now();
+    Clock::time_point until = now + std::chrono::microseconds(options_.pause_us);
+    for (; now < until; now = Clock::now()) {
+      if (stopping()) abandon(abandon_reason());
+      check_reader_alive();
+      std::this_thread::sleep_for(std::min<Clock::duration>(until - now, 100ms));
     }
   }
 

@@ -104,6 +104,24 @@ assert_nothing_left() {
   assert_equal "$(sha plain)" "$(sha in)"
 }
 
+@test "streams: after C the client closes every link before the reply comes, so the shells end as it travels" {
+  # The trace of the client alone: C written on one link, then each of the
+  # four links' write ends closed, all before the read that takes C's A0.
+  ASAN_OPTIONS=detect_leaks=0 strace -f -b execve -qq -e trace=write,close,read -s 40 -o trace \
+    "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/s.tap"
+  local c_fd
+  c_fd=$(sed -n 's/^[0-9]* *write(\([0-9]*\), "C\\n", 2).*/\1/p' trace)
+  [ -n "$c_fd" ]
+  run awk -v fd="$c_fd" '
+    $0 ~ "write\\(" fd ", \"C\\\\n\"" { after_c = 1; next }
+    after_c && /close\(/ { closed++ }
+    after_c && /read\([0-9]+, "A0\\n"/ { print closed; exit }' trace
+  assert_output 4
+  "$MT" -f s.tap rewind
+  "$BUFFER" -s 10k -i s.tap >back
+  assert_equal "$(sha back)" "$(sha in)"
+}
+
 @test "streams: reblock --streams 3 writes and reads in order" {
   "$REBLOCK" -s 4k --streams 3 -i in -o "localhost:$PWD/r.tap"
   grep -q 'streams="3 streams"' rmt.log

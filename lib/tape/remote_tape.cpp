@@ -749,11 +749,16 @@ std::size_t RemoteTape::read_ahead(std::span<std::byte> buf) {
   if (streams_.size() > 1)
     most = std::min(most, std::max<std::size_t>(streams_.size(),
                                                 streams_.size() * ssh_channel_window / record));
-  // Waiting for the reply means the requests in flight do not cover the
-  // round trip: ask further ahead next time. Streams ask a channel window
-  // each from the start, by the size of the records once one is known.
-  if (reads_in_flight_ > 0 && !reply_ready()) read_window_ = std::min(read_window_ * 2, most);
-  read_window_ = streams_.size() > 1 ? most : std::min(read_window_, most);
+  // Streams ask a channel window each from the start, by the size of the
+  // records once one is known. One connection grows its window instead:
+  // waiting for the reply means the requests in flight do not cover the
+  // round trip, so it asks further ahead next time.
+  if (streams_.size() > 1) {
+    read_window_ = most;
+  } else {
+    if (reads_in_flight_ > 0 && !reply_ready()) read_window_ = std::min(read_window_ * 2, most);
+    read_window_ = std::min(read_window_, most);
+  }
   request_ = "R" + std::to_string(read_size_) + "\n";
   if (streams_.size() > 1) {
     // One request per stream in turn.

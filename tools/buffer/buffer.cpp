@@ -321,9 +321,7 @@ class Writer {
 
   void write_oldest_block() {
     std::span<const std::byte> block = ring_.oldest_filled_block();
-    if (!output_limit_.pace(block.size(), [this] {
-          return stopping() || g_peer_gone || ::getppid() != reader_;
-        })) {
+    if (!output_limit_.pace(block.size(), [this] { return stopping() || reader_gone(); })) {
       check_reader_alive();
       abandon("interrupted");
     }
@@ -349,13 +347,10 @@ class Writer {
   // ends the run at once, as 1.19's writer died of SIGHUP in its usleep,
   // instead of after a pause that may be long.
   void pause_after_block() {
-    using Clock = std::chrono::steady_clock;
-    Clock::time_point now = Clock::now();
-    Clock::time_point until = now + std::chrono::microseconds(options_.pause_us);
-    for (; now < until; now = Clock::now()) {
-      if (stopping()) abandon(abandon_reason());
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(options_.pause_us);
+    if (!sleep_until_or_stop(until, [this] { return stopping() || reader_gone(); })) {
       check_reader_alive();
-      std::this_thread::sleep_for(std::min<Clock::duration>(until - now, 100ms));
+      abandon(abandon_reason());
     }
   }
 
@@ -427,13 +422,15 @@ class Writer {
 
   void after_interruption() {
     ring_.note_consumer_step();
-    if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died");
+    if (reader_gone()) abandon("the reader process died");
     if (stopping()) abandon(abandon_reason());
     clear_stop();  // first signal: keep draining
   }
 
+  bool reader_gone() const { return g_peer_gone || ::getppid() != reader_; }
+
   void check_reader_alive() {
-    if (g_peer_gone || ::getppid() != reader_) abandon("the reader process died");
+    if (reader_gone()) abandon("the reader process died");
     if (ring_.abort_requested()) abandon(abandon_reason());
   }
 

@@ -13,17 +13,20 @@ RateLimit::RateLimit(std::uint64_t bytes_per_second)
     : rate_(bytes_per_second),
       bucket_(bytes_per_second, TokenBucket::default_burst(bytes_per_second)) {}
 
-bool RateLimit::pace(std::uint64_t bytes, const std::function<bool()>& should_stop) {
-  if (rate_ == 0) return true;
+bool sleep_until_or_stop(std::chrono::steady_clock::time_point until,
+                         const std::function<bool()>& should_stop) {
   using Clock = std::chrono::steady_clock;
-  Clock::time_point now = Clock::now();
-  Clock::time_point until = now + bucket_.take(bytes, now.time_since_epoch());
-  while (now < until) {
+  for (Clock::time_point now = Clock::now(); now < until; now = Clock::now()) {
     if (should_stop()) return false;
     std::this_thread::sleep_for(std::min<Clock::duration>(until - now, 250ms));
-    now = Clock::now();
   }
   return !should_stop();
+}
+
+bool RateLimit::pace(std::uint64_t bytes, const std::function<bool()>& should_stop) {
+  if (rate_ == 0) return true;
+  auto now = std::chrono::steady_clock::now();
+  return sleep_until_or_stop(now + bucket_.take(bytes, now.time_since_epoch()), should_stop);
 }
 
 }  // namespace tk::buffer

@@ -2,12 +2,20 @@
 // clock, and the waiting it asks for.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 
 #include "../../lib/token_bucket.hpp"
 
 namespace tk::buffer {
+
+// Sleeps until `until` in slices of at most 250 ms, asking should_stop()
+// before each and at the end; false as soon as it says stop. The waits of
+// the rate limits and of -u use it, so that no wait delays a stop or the
+// notice of a death.
+bool sleep_until_or_stop(std::chrono::steady_clock::time_point until,
+                         const std::function<bool()>& should_stop);
 
 class RateLimit {
  public:

@@ -589,6 +589,22 @@ EOF
   assert_file_not_exists "$BATS_TEST_TMPDIR/-"
 }
 
+@test "buffer: an empty -i or -o name is no file, as for 1.19, not standard input or output" {
+  tapekit_only
+  local option role
+  for option in -i -o; do
+    [ "$option" = -i ] && role=input || role=output
+    run --separate-stderr bash -c 'echo data | "$0" "$1" ""' "$BUFFER" "$option"
+    assert_equal "$status" 255
+    assert_equal "$output" ""
+    assert_equal "${stderr_lines[0]}" "buffer: cannot open $role file: No such file or directory"
+    assert_equal "${stderr_lines[1]}" "filename: "
+    assert_equal "${stderr_lines[2]}" "buffer: $option '' names no file (- is standard $role)"
+    run bash -c 'echo data | "$0" "$1" "" 2>/dev/null' /usr/bin/buffer "$option"
+    assert_equal "$status" 255
+  done
+}
+
 @test "buffer: the output file is not truncated when a later option is invalid" {
   tapekit_only
   printf 'keep me' >"$BATS_TEST_TMPDIR/f"

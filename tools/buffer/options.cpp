@@ -269,12 +269,17 @@ Options parse_options(int argc, char** argv) {
       std::int64_t every = size_arg(value, "-S");
       o.report_every = every <= 0 ? 10240 : static_cast<std::uint64_t>(every);  // as 1.19
       o.report_requested = true;
-    } else if (key == "i") {
-      if (!o.input.empty()) fail_exact("buffer: -i given twice");
-      o.input = value;
-    } else if (key == "o") {
-      if (!o.output.empty()) fail_exact("buffer: -o given twice");
-      o.output = value;
+    } else if (key == "i" || key == "o") {
+      bool in = key == "i";
+      if (!(in ? o.input : o.output).empty()) fail_exact("buffer: -" + key + " given twice");
+      // An empty name (an unset variable) is no file, as open("") says to
+      // 1.19; here it would mean standard input or output, and the data
+      // meant for a tape would go down the pipe.
+      if (value.empty())
+        fail_exact(std::string("buffer: cannot open ") + (in ? "input" : "output") +
+                   " file: No such file or directory\nfilename: \nbuffer: -" + key +
+                   " '' names no file (- is standard " + (in ? "input" : "output") + ")");
+      (in ? o.input : o.output) = value;
     } else if (key == "next-volume") {
       o.next_volume = value;
     } else if (key == "progress") {

@@ -635,6 +635,41 @@ EOF
   assert_output 5120
 }
 
+@test "buffer: values attached to short options are read as getopt reads them, whatever their characters" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  printf data >in
+  run bash -c '"$0" -i./in -tBo"$PWD/out" 2>&1' "$BUFFER"
+  assert_success
+  assert_output "Kilobytes Out 10"
+  assert_equal "$(stat -c %s out)" 10240
+  # 1.19 reads -o=x as the file "=x"; a value after -o is a name, whatever it looks like.
+  run bash -c 'printf data | "$0" -o=x && printf data | "$0" -o -s1.5k' "$BUFFER"
+  assert_success
+  assert_equal "$(cat =x)" data
+  assert_equal "$(cat -- -s1.5k)" data
+  run bash -c 'printf data | "$0" -o=y' /usr/bin/buffer
+  assert_equal "$(cat =y)" data
+  run --separate-stderr "$BUFFER" -s1.5k </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: invalid -s '1.5k': a size is a whole number, without a fraction: 1.5k is 1536"
+  run --separate-stderr "$BUFFER" -t? </dev/null
+  assert_equal "$status" 255
+  assert_equal "${stderr_lines[0]}" "buffer: invalid option -- '?'"
+}
+
+@test "buffer: a value given to an option that takes none is refused, as getopt_long refuses it" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  local option
+  for option in --no-drain=false --verify=no --json=1 --help=x --progress=; do
+    run --separate-stderr "$BUFFER" "$option" -o out </dev/null
+    assert_equal "$status" 255
+    assert_equal "${stderr_lines[0]}" "buffer: option '${option%%=*}' doesn't allow an argument"
+    assert_file_not_exists out
+  done
+}
+
 # Record sizes of a virtual tape from BOT: "10240 10240 4520 0 0 ..."
 tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' ' '; }
 

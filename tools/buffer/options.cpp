@@ -212,9 +212,10 @@ Options parse_options(int argc, char** argv) {
       ("low-water", "", cxxopts::value<std::string>())
       ("version", "", cxxopts::value<bool>());
 
+  GetoptWords words(spec, argc, argv);
   cxxopts::ParseResult parsed;
   try {
-    parsed = spec.parse(argc, argv);
+    parsed = spec.parse(words.argc(), words.argv());
   } catch (const cxxopts::exceptions::parsing& e) {
     throw_getopt_error(e);
   }

@@ -605,6 +605,20 @@ EOF
   done
 }
 
+@test "buffer: an output that is the input file is refused before it is emptied (1.19 emptied it)" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  printf 'keep me' >f
+  local args
+  for args in "-i f -o $PWD/f" "-o f" "-i f --tee f"; do
+    # shellcheck disable=SC2086 # the options are split on purpose
+    run --separate-stderr "$BUFFER" $args <f
+    assert_equal "$status" 255
+    assert_equal "$stderr" "buffer: ${args#-i f }: input file is output file; opening it would empty it"
+    assert_equal "$(cat f)" "keep me"
+  done
+}
+
 @test "buffer: the output file is not truncated when a later option is invalid" {
   tapekit_only
   printf 'keep me' >"$BATS_TEST_TMPDIR/f"

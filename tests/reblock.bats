@@ -348,6 +348,18 @@ check_size() {
   assert_equal "$(cat out.bin)" "keep"
 }
 
+@test "reblock: an output that is the input file exits 1 before it is emptied" {
+  random_bytes 5000 4 >in.bin
+  cp in.bin keep.bin
+  run --separate-stderr "$REBLOCK" -i in.bin -o "$PWD/in.bin"
+  assert_failure 1
+  assert_equal "$stderr" "reblock: -o $PWD/in.bin: input file is output file; opening it would empty it"
+  run --separate-stderr bash -c '"$0" -o in.bin <in.bin' "$REBLOCK"
+  assert_failure 1
+  assert_equal "$stderr" "reblock: -o in.bin: input file is output file; opening it would empty it"
+  cmp in.bin keep.bin
+}
+
 @test "reblock: an output in a missing directory exits 1 and names it" {
   run --separate-stderr "$REBLOCK" -i /dev/null -o no-dir/out.bin
   assert_failure 1

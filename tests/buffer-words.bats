@@ -65,6 +65,12 @@ setup() {
   assert_equal "${#stderr_lines[@]}" 3
 }
 
+@test "buffer: a remote path the rmt cannot open gets 1.19's two lines and no third that repeats them" {
+  run --separate-stderr bash -c 'echo hi | RSH="$1" "$0" -o tapehost:/no/such/dir/x' "$BUFFER" "$BATS_TEST_DIRNAME/rsh-standin"
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: cannot open output file: No such file or directory"$'\n'"filename: tapehost:/no/such/dir/x"
+}
+
 @test "buffer: underruns are not counted while the writer waits for -p, and the summary explains them" {
   run --separate-stderr bash -c "head -c 1m /dev/zero | pacer --chunk 64k --burst 256k --pause 100 | \"$BUFFER\" -s 64k -p 50 --progress >/dev/null"
   assert_success

@@ -170,6 +170,9 @@ std::string remote_detail(const std::string& name, const Error& e, const Options
   struct stat st {};
   if (::stat(directory.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     text += " (--force-local makes " + name + " a local file)";
+  // The remote rmt's own error ("open h:/x") adds nothing to 1.19's lines.
+  else if (e.context() == "open " + name)
+    return "";
   return text + "\n";
 }
 

@@ -90,6 +90,21 @@ setup() {
   refute_regex "${stderr_lines[0]}" 'ETA'
 }
 
+@test "buffer: --size takes a whole tape's length, beyond 1 TiB, and refuses what no input is" {
+  run --separate-stderr bash -c 'echo hi | "$0" --size 18t --json' "$BUFFER"
+  assert_success
+  assert_output hi
+  while IFS='|' read -r value expected; do
+    run --separate-stderr "$BUFFER" --size "$value" </dev/null
+    assert_equal "$status" 255
+    assert_equal "$stderr" "$expected"
+  done <<'EOF_CASES'
+-1|buffer: invalid --size '-1': negative
+9999999t|buffer: invalid --size '9999999t': too large
+1.5t|buffer: invalid --size '1.5t': a size is a whole number, without a fraction: 1.5t is 1649267441664
+EOF_CASES
+}
+
 @test "buffer: --json makes each interval line and the summary one JSON object" {
   head -c 1m /dev/zero >in
   run --separate-stderr "$BUFFER" -s 16k -u 20000 --interval 0.2 --json -i in -o out

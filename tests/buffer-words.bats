@@ -65,6 +65,12 @@ setup() {
   assert_equal "${#stderr_lines[@]}" 3
 }
 
+@test "buffer: a remote path the rmt cannot open gets 1.19's two lines and no third that repeats them" {
+  run --separate-stderr bash -c 'echo hi | RSH="$1" "$0" -o tapehost:/no/such/dir/x' "$BUFFER" "$BATS_TEST_DIRNAME/rsh-standin"
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: cannot open output file: No such file or directory"$'\n'"filename: tapehost:/no/such/dir/x"
+}
+
 @test "buffer: underruns are not counted while the writer waits for -p, and the summary explains them" {
   run --separate-stderr bash -c "head -c 1m /dev/zero | pacer --chunk 64k --burst 256k --pause 100 | \"$BUFFER\" -s 64k -p 50 --progress >/dev/null"
   assert_success
@@ -82,6 +88,21 @@ setup() {
   run --separate-stderr bash -c 'cat in | "$0" -s 16k -u 20000 --interval 0.2 >out' "$BUFFER"
   assert_success
   refute_regex "${stderr_lines[0]}" 'ETA'
+}
+
+@test "buffer: --size takes a whole tape's length, beyond 1 TiB, and refuses what no input is" {
+  run --separate-stderr bash -c 'echo hi | "$0" --size 18t --json' "$BUFFER"
+  assert_success
+  assert_output hi
+  while IFS='|' read -r value expected; do
+    run --separate-stderr "$BUFFER" --size "$value" </dev/null
+    assert_equal "$status" 255
+    assert_equal "$stderr" "$expected"
+  done <<'EOF_CASES'
+-1|buffer: invalid --size '-1': negative
+9999999t|buffer: invalid --size '9999999t': too large
+1.5t|buffer: invalid --size '1.5t': a size is a whole number, without a fraction: 1.5t is 1649267441664
+EOF_CASES
 }
 
 @test "buffer: --json makes each interval line and the summary one JSON object" {

@@ -589,6 +589,36 @@ EOF
   assert_file_not_exists "$BATS_TEST_TMPDIR/-"
 }
 
+@test "buffer: an empty -i or -o name is no file, as for 1.19, not standard input or output" {
+  tapekit_only
+  local option role
+  for option in -i -o; do
+    [ "$option" = -i ] && role=input || role=output
+    run --separate-stderr bash -c 'echo data | "$0" "$1" ""' "$BUFFER" "$option"
+    assert_equal "$status" 255
+    assert_equal "$output" ""
+    assert_equal "${stderr_lines[0]}" "buffer: cannot open $role file: No such file or directory"
+    assert_equal "${stderr_lines[1]}" "filename: "
+    assert_equal "${stderr_lines[2]}" "buffer: $option '' names no file (- is standard $role)"
+    run bash -c 'echo data | "$0" "$1" "" 2>/dev/null' /usr/bin/buffer "$option"
+    assert_equal "$status" 255
+  done
+}
+
+@test "buffer: an output that is the input file is refused before it is emptied (1.19 emptied it)" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  printf 'keep me' >f
+  local args
+  for args in "-i f -o $PWD/f" "-o f" "-i f --tee f"; do
+    # shellcheck disable=SC2086 # the options are split on purpose
+    run --separate-stderr "$BUFFER" $args <f
+    assert_equal "$status" 255
+    assert_equal "$stderr" "buffer: ${args#-i f }: input file is output file; opening it would empty it"
+    assert_equal "$(cat f)" "keep me"
+  done
+}
+
 @test "buffer: the output file is not truncated when a later option is invalid" {
   tapekit_only
   printf 'keep me' >"$BATS_TEST_TMPDIR/f"
@@ -617,6 +647,41 @@ EOF
   assert_output "Kilobytes Out 5"
   run bash -c "head -c 5000 \"$DATA\" | \"$BUFFER\" -tB -s512 2>/dev/null | wc -c"
   assert_output 5120
+}
+
+@test "buffer: values attached to short options are read as getopt reads them, whatever their characters" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  printf data >in
+  run bash -c '"$0" -i./in -tBo"$PWD/out" 2>&1' "$BUFFER"
+  assert_success
+  assert_output "Kilobytes Out 10"
+  assert_equal "$(stat -c %s out)" 10240
+  # 1.19 reads -o=x as the file "=x"; a value after -o is a name, whatever it looks like.
+  run bash -c 'printf data | "$0" -o=x && printf data | "$0" -o -s1.5k' "$BUFFER"
+  assert_success
+  assert_equal "$(cat =x)" data
+  assert_equal "$(cat -- -s1.5k)" data
+  run bash -c 'printf data | "$0" -o=y' /usr/bin/buffer
+  assert_equal "$(cat =y)" data
+  run --separate-stderr "$BUFFER" -s1.5k </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: invalid -s '1.5k': a size is a whole number, without a fraction: 1.5k is 1536"
+  run --separate-stderr "$BUFFER" -t? </dev/null
+  assert_equal "$status" 255
+  assert_equal "${stderr_lines[0]}" "buffer: invalid option -- '?'"
+}
+
+@test "buffer: a value given to an option that takes none is refused, as getopt_long refuses it" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  local option
+  for option in --no-drain=false --verify=no --json=1 --help=x --progress=; do
+    run --separate-stderr "$BUFFER" "$option" -o out </dev/null
+    assert_equal "$status" 255
+    assert_equal "${stderr_lines[0]}" "buffer: option '${option%%=*}' doesn't allow an argument"
+    assert_file_not_exists out
+  done
 }
 
 # Record sizes of a virtual tape from BOT: "10240 10240 4520 0 0 ..."

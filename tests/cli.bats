@@ -99,3 +99,16 @@ setup() {
   assert_success
   assert_equal "$output" "$help"
 }
+
+@test "cli: output that cannot be written is reported with the system's reason, not a generic I/O error" {
+  local program expected
+  for program in buffer rmt reblock mt; do
+    case $program in buffer) expected=255 ;; rmt) expected=3 ;; reblock) expected=1 ;; mt) expected=2 ;; esac
+    run --separate-stderr bash -c '"$0" --help </dev/null >/dev/full' "$TK_BIN/$program"
+    assert_equal "$status" "$expected"
+    assert_equal "$stderr" "$program: write standard output: No space left on device"
+    run --separate-stderr bash -c '"$0" --version </dev/null >&-' "$TK_BIN/$program"
+    assert_equal "$status" "$expected"
+    assert_equal "$stderr" "$program: write standard output: Bad file descriptor"
+  done
+}

@@ -274,6 +274,27 @@ check_size() {
   assert_equal "${stderr_lines[1]}" "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]"
 }
 
+@test "reblock: values attached to short options are read as getopt reads them, whatever their characters" {
+  random_bytes 5000 3 >in.bin
+  run --separate-stderr "$REBLOCK" -i./in.bin -to./out.bin -s1k
+  assert_success
+  assert_equal "${stderr_lines[1]}" "4+1 records out"
+  cmp in.bin out.bin
+  run --separate-stderr "$REBLOCK" -Bx
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: invalid option -- 'x'"
+}
+
+@test "reblock: a value given to an option that takes none exits 2 and names the option" {
+  run --separate-stderr "$REBLOCK" --force-local=false -o host:file </dev/null
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: option '--force-local' doesn't allow an argument"
+  assert_file_not_exists host:file
+  run --separate-stderr "$REBLOCK" --help=1
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: option '--help' doesn't allow an argument"
+}
+
 @test "reblock: an option without its value exits 2 and names the option" {
   run --separate-stderr "$REBLOCK" -s
   assert_failure 2
@@ -325,6 +346,18 @@ check_size() {
   assert_failure 1
   assert_equal "$stderr" "reblock: open no-such-file: No such file or directory"
   assert_equal "$(cat out.bin)" "keep"
+}
+
+@test "reblock: an output that is the input file exits 1 before it is emptied" {
+  random_bytes 5000 4 >in.bin
+  cp in.bin keep.bin
+  run --separate-stderr "$REBLOCK" -i in.bin -o "$PWD/in.bin"
+  assert_failure 1
+  assert_equal "$stderr" "reblock: -o $PWD/in.bin: input file is output file; opening it would empty it"
+  run --separate-stderr bash -c '"$0" -o in.bin <in.bin' "$REBLOCK"
+  assert_failure 1
+  assert_equal "$stderr" "reblock: -o in.bin: input file is output file; opening it would empty it"
+  cmp in.bin keep.bin
 }
 
 @test "reblock: an output in a missing directory exits 1 and names it" {

@@ -382,6 +382,28 @@ assert_out() {
   assert_equal "$(stat -c %a new)" 640
 }
 
+@test "rmt: words after -- are bare words: ignored alone, refused beside restrictions" {
+  serve $'v\n' -- -r x
+  assert_equal "$status" 0
+  assert_out $'A1\n'
+  assert_equal "$(cat err)" "rmt: ignoring argument '-r'"$'\n'"rmt: ignoring argument 'x'"
+  serve $'v\n' --read-only -- x
+  assert_equal "$status" 1
+  assert_equal "$(head -1 err)" "rmt: unexpected argument 'x' beside restrictions (quote --allow globs: the shell expanded one?)"
+}
+
+@test "rmt: an empty --allow or --debug-log is refused, not taken for the working directory or no log" {
+  : >here
+  serve $'Ohere\n0\n' --allow ''
+  assert_equal "$status" 1
+  assert_equal "$(head -1 err)" "rmt: invalid --allow '': a directory, file or pattern"
+  assert_out ''
+  serve $'v\n' --debug-log=
+  assert_equal "$status" 1
+  assert_equal "$(head -1 err)" "rmt: invalid --debug-log '': a file name"
+  assert_out ''
+}
+
 @test "rmt: -c COMMAND is accepted as from a login shell" {
   serve $'v\n' -c /etc/rmt
   assert_equal "$status" 0

@@ -24,6 +24,7 @@
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
 #include "../common/run_main.hpp"
+#include "../common/same_file.hpp"
 #include "../common/version.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
@@ -169,6 +170,9 @@ std::string remote_detail(const std::string& name, const Error& e, const Options
   struct stat st {};
   if (::stat(directory.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     text += " (--force-local makes " + name + " a local file)";
+  // The remote rmt's own error ("open h:/x") adds nothing to 1.19's lines.
+  else if (e.context() == "open " + name)
+    return "";
   return text + "\n";
 }
 
@@ -222,6 +226,12 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
                                     strerror_text(e.errnum()) + "\nfilename: " + name + "\n" +
                                     detail);
   }
+}
+
+void refuse_output_as_input(const Options& o, const std::string& output, const char* option) {
+  if (output_is_input(o.input, output, open_options(o)))
+    throw ExactExit(kExitSetup, std::string("buffer: ") + option + " " + output +
+                                    ": input file is output file; opening it would empty it\n");
 }
 
 std::unique_ptr<Tape> open_input(const Options& o) {
@@ -1184,6 +1194,10 @@ int run(const Options& options) {
         "reopened");
   // Every option has been checked before anything is opened (1.19 truncated
   // -o while still parsing). The reader opens the input, the writer the output.
+  // buffer 1.19 emptied such an output silently; nothing is opened yet.
+  for (const std::string& output : options.tees)
+    refuse_output_as_input(options, output, "--tee");
+  refuse_output_as_input(options, options.output, "-o");
   std::vector<int> before_input = open_descriptors();
   std::unique_ptr<Tape> input = open_input(options);
   // What opening the input opened (the device or image, a remote shell's

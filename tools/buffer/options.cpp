@@ -4,6 +4,7 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "../common/cxxopts.hpp"
 #include <unistd.h>
@@ -64,13 +65,14 @@ namespace {
 // A malformed value is reported on one line, without the usage text. As in
 // 1.19 (sscanf), leading blanks are skipped and a minus sign is read, so that
 // a negative size meets 1.19's own range message.
-std::int64_t size_arg(const std::string& text, const char* option) {
+std::int64_t size_arg(const std::string& text, const char* option,
+                      std::uint64_t max = std::uint64_t{1} << 40) {
   std::size_t start = text.find_first_not_of(" \t");
   std::string digits = start == std::string::npos ? text : text.substr(start);
   bool negative = !digits.empty() && digits.front() == '-';
   if (negative) digits.erase(0, 1);
   try {
-    auto magnitude = static_cast<std::int64_t>(parse_size(digits, option, std::uint64_t{1} << 40));
+    auto magnitude = static_cast<std::int64_t>(parse_size(digits, option, max));
     return negative ? -magnitude : magnitude;
   } catch (const UsageError& e) {
     fail_exact(std::string("buffer: ") + e.what());
@@ -212,9 +214,10 @@ Options parse_options(int argc, char** argv) {
       ("low-water", "", cxxopts::value<std::string>())
       ("version", "", cxxopts::value<bool>());
 
+  GetoptWords words(spec, argc, argv);
   cxxopts::ParseResult parsed;
   try {
-    parsed = spec.parse(argc, argv);
+    parsed = spec.parse(words.argc(), words.argv());
   } catch (const cxxopts::exceptions::parsing& e) {
     throw_getopt_error(e);
   }
@@ -269,12 +272,17 @@ Options parse_options(int argc, char** argv) {
       std::int64_t every = size_arg(value, "-S");
       o.report_every = every <= 0 ? 10240 : static_cast<std::uint64_t>(every);  // as 1.19
       o.report_requested = true;
-    } else if (key == "i") {
-      if (!o.input.empty()) fail_exact("buffer: -i given twice");
-      o.input = value;
-    } else if (key == "o") {
-      if (!o.output.empty()) fail_exact("buffer: -o given twice");
-      o.output = value;
+    } else if (key == "i" || key == "o") {
+      bool in = key == "i";
+      if (!(in ? o.input : o.output).empty()) fail_exact("buffer: -" + key + " given twice");
+      // An empty name (an unset variable) is no file, as open("") says to
+      // 1.19; here it would mean standard input or output, and the data
+      // meant for a tape would go down the pipe.
+      if (value.empty())
+        fail_exact(std::string("buffer: cannot open ") + (in ? "input" : "output") +
+                   " file: No such file or directory\nfilename: \nbuffer: -" + key +
+                   " '' names no file (- is standard " + (in ? "input" : "output") + ")");
+      (in ? o.input : o.output) = value;
     } else if (key == "next-volume") {
       o.next_volume = value;
     } else if (key == "progress") {
@@ -312,7 +320,8 @@ Options parse_options(int argc, char** argv) {
     } else if (key == "json") {
       o.json = true;
     } else if (key == "size") {
-      std::int64_t bytes = size_arg(value, "--size");
+      // An input may be larger than any queue: a whole tape, 18 TB and more.
+      std::int64_t bytes = size_arg(value, "--size", INT64_MAX);
       if (bytes < 0) fail_exact("buffer: invalid --size '" + value + "': negative");
       o.size = static_cast<std::uint64_t>(bytes);
     } else if (key == "high-water" || key == "low-water") {

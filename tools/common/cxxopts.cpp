@@ -1,5 +1,7 @@
 #include "cxxopts.hpp"
 
+#include <set>
+
 #include "../../lib/error.hpp"
 
 namespace tk {
@@ -23,6 +25,54 @@ void throw_getopt_error(const cxxopts::exceptions::parsing& e) {
     throw UsageError(name.size() == 1 ? "option requires an argument " + dashed
                                       : "option " + dashed + " requires an argument");
   throw UsageError(e.what());
+}
+
+GetoptWords::GetoptWords(cxxopts::Options& spec, int argc, const char* const* argv) {
+  std::set<std::string> flags, valued;  // long names; short ones as one letter
+  for (const std::string& group : spec.groups())
+    for (const cxxopts::HelpOptionDetails& option : spec.group_help(group).options) {
+      std::set<std::string>& kind = option.is_boolean ? flags : valued;
+      if (!option.s.empty()) kind.insert(option.s);
+      kind.insert(option.l.begin(), option.l.end());
+    }
+  // The words are walked as getopt walks them, so that a value that looks
+  // like an option ("-o --json=1", a file name) is passed on whole.
+  int i = 0;
+  if (argc > 0) words_.emplace_back(argv[i++]);
+  for (; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() > 2 && word.compare(0, 2, "--") == 0) {
+      std::size_t equals = word.find('=');
+      std::string name = word.substr(2, equals == std::string::npos ? word.npos : equals - 2);
+      if (equals != std::string::npos && flags.count(name))
+        throw UsageError("option '--" + name + "' doesn't allow an argument");
+      words_.push_back(word);
+      if (equals == std::string::npos && valued.count(name) && i + 1 < argc)
+        words_.emplace_back(argv[++i]);
+      continue;
+    }
+    if (word.size() < 2 || word[0] != '-') {
+      words_.push_back(word);
+      continue;
+    }
+    std::size_t j = 1;
+    for (; j < word.size(); ++j) {
+      std::string letter(1, word[j]);
+      if (valued.count(letter)) break;
+      if (!flags.count(letter)) throw UsageError("invalid option -- '" + letter + "'");
+    }
+    if (j + 1 >= word.size()) {
+      // Flags only, or a valued letter last: its value is the next word.
+      words_.push_back(word);
+      if (j < word.size() && i + 1 < argc) words_.emplace_back(argv[++i]);
+    } else {
+      words_.push_back(word.substr(0, j + 1));
+      words_.push_back(word.substr(j + 1));
+    }
+  }
+  for (; i < argc; ++i) words_.emplace_back(argv[i]);
+  for (const std::string& word : words_) pointers_.push_back(word.c_str());
 }
 
 }  // namespace tk

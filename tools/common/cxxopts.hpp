@@ -11,6 +11,7 @@
 #include <cxxopts.hpp>
 
 #include <string>
+#include <vector>
 
 namespace tk {
 
@@ -29,5 +30,25 @@ inline std::string cxxopts_option_name(const std::string& message) {
 // it ("invalid option -- 'x'", "option requires an argument -- 's'",
 // "unrecognized option '--foo'"), the words the replaced programs print.
 [[noreturn]] void throw_getopt_error(const cxxopts::exceptions::parsing& e);
+
+// The command line as cxxopts must see it to read it as getopt does. A value
+// attached to a short option is split off, since cxxopts takes only letters
+// and digits there and called "-o/dev/nst0" an invalid option -o. A value
+// given to an option that takes none ("--verify=no") is refused in
+// getopt_long's words, since cxxopts would parse it as a boolean and the
+// tools count a flag given as set ("--no-drain=false" would discard the
+// queue); so is an unknown letter in a group, named as getopt names it.
+class GetoptWords {
+ public:
+  GetoptWords(cxxopts::Options& spec, int argc, const char* const* argv);
+  GetoptWords(const GetoptWords&) = delete;  // pointers_ point into words_
+  GetoptWords& operator=(const GetoptWords&) = delete;
+  int argc() const { return static_cast<int>(pointers_.size()); }
+  const char* const* argv() const { return pointers_.data(); }
+
+ private:
+  std::vector<std::string> words_;
+  std::vector<const char*> pointers_;
+};
 
 }  // namespace tk

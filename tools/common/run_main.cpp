@@ -31,10 +31,18 @@ int run_main(std::string_view program, const ExitPolicy& policy,
   int status = 0;
   try {
     status = body();
-    std::cout.flush();
+    // std::cout is synced with stdio, so its flush is stdout's and the first
+    // to fail: its errno (ENOSPC, EBADF) is the one to report, a second
+    // fflush has no write left to fail. EIO only when a write failed earlier.
     errno = 0;
-    if (std::fflush(stdout) != 0 || !std::cout)
-      throw Error(errno ? errno : EIO, "write standard output");
+    std::cout.flush();
+    int err = errno;
+    bool failed = !std::cout;
+    if (std::fflush(stdout) != 0) {
+      failed = true;
+      if (err == 0) err = errno;
+    }
+    if (failed || std::ferror(stdout)) throw Error(err ? err : EIO, "write standard output");
   } catch (const ExactExit& e) {
     std::fputs(e.what(), stderr);
     status = e.status();

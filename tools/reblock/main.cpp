@@ -20,6 +20,7 @@
 #include "../../lib/io.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "../common/run_main.hpp"
+#include "../common/same_file.hpp"
 #include "../common/stop_signals.hpp"
 #include "../common/version.hpp"
 #include "options.hpp"
@@ -80,6 +81,10 @@ int run(int argc, char** argv) {
     std::string warning = "reblock: warning: " + text + "\n";
     std::fputs(warning.c_str(), stderr);
   };
+  if (tk::output_is_input(options.input, options.output, line.open_options))
+    throw tk::ExactExit(static_cast<int>(Exit::failure),
+                        "reblock: -o " + options.output +
+                            ": input file is output file; opening it would empty it\n");
   auto in = tk::open_tape(options.input, O_RDONLY, line.open_options);
   in->expect_sequential_reads();
   auto out = tk::open_tape(options.output, O_WRONLY | O_CREAT | O_TRUNC, line.open_options);

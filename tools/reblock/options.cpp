@@ -63,7 +63,8 @@ CommandLine parse_command_line(int argc, char** argv) {
   Options& options = line.options;
   OpenOptions& remote = line.open_options;
   try {
-    auto result = spec.parse(argc, argv);
+    GetoptWords words(spec, argc, argv);
+    auto result = spec.parse(words.argc(), words.argv());
     if (!result.unmatched().empty())
       throw UsageError("unexpected operand '" + result.unmatched().front() + "'");
     line.help = result.count("h") > 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <getopt.h>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 #include <vector>
 
@@ -93,14 +94,27 @@ ServerOptions parse_options(int argc, char** argv) {
     // Options count wherever they stand (a bare word does not end them), so
     // a restriction after one is never silently dropped; "+" keeps getopt
     // from permuting argv, and bare words are collected here instead.
+    int before = optind;
     int c = getopt_long(argc, argv, "+rwc:", long_options, nullptr);
     if (c == -1) {
+      // After "--" glibc keeps moving optind back to the first word behind
+      // it, so stepping over one word at a time would never end: the rest
+      // are bare words, taken at once.
+      if (before < argc && std::string_view(argv[before]) == "--") {
+        for (int i = before + 1; i < argc; ++i) bare.emplace_back(argv[i]);
+        break;
+      }
       if (optind >= argc) break;
       bare.emplace_back(argv[optind++]);
       continue;
     }
     switch (c) {
-      case opt_allow: o.allow.emplace_back(optarg); break;
+      case opt_allow:
+        // An empty entry (an unset variable in a wrapper script) would allow
+        // the working directory, which is "/" under some service managers.
+        if (*optarg == '\0') throw UsageError("invalid --allow '': a directory, file or pattern");
+        o.allow.emplace_back(optarg);
+        break;
       case 'r': o.read_only = true; break;
       case 'w': o.write_once = true; break;
       case 'c': o.login_command = optarg; break;
@@ -144,7 +158,10 @@ ServerOptions parse_options(int argc, char** argv) {
         break;
       }
       case opt_log: o.log = optarg; break;
-      case opt_debug_log: o.debug_log = optarg; break;
+      case opt_debug_log:
+        if (*optarg == '\0') throw UsageError("invalid --debug-log '': a file name");
+        o.debug_log = optarg;
+        break;
       case opt_no_sandbox: o.sandbox = false; break;
       case opt_busy_poll:
         o.busy_poll = std::chrono::microseconds{parse_count(optarg, "--busy-poll", 0, 1000000)};

@@ -490,6 +490,21 @@ check_size() {
   assert_equal "$(sha out.bin)" "$(sha in.bin)"
 }
 
+@test "reblock: --rsh-command and --rmt-command choose the remote shell and program over RSH and RMT" {
+  local rmt=$RMT
+  random_bytes 300000 25 >in.bin
+  run bash -c 'RSH=/bin/false RMT=/nonexistent/rmt "$0" -s 10240 -o "localhost:$1/t.tap" \
+    --rsh-command "$2" --rmt-command "$3" <in.bin' "$REBLOCK" "$PWD" "$BATS_TEST_DIRNAME/rsh-standin" "$rmt"
+  assert_success
+  tap_records t.tap >writes.txt
+  assert_exact_records 10240 300000
+  tapectl t.tap op rewind
+  run bash -c 'RSH=/bin/false RMT=/nonexistent/rmt "$0" --rsh-command="$2" --rmt-command="$3" \
+    -i "localhost:$1/t.tap" -o out.bin' "$REBLOCK" "$PWD" "$BATS_TEST_DIRNAME/rsh-standin" "$rmt"
+  assert_success
+  assert_equal "$(sha out.bin)" "$(sha in.bin)"
+}
+
 @test "reblock: a .tap that fills up exits 1 naming the full records written, which read back" {
   mt -f t.tap vt-create 100k
   random_bytes 1000000 24 >in.bin

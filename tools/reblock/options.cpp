@@ -13,8 +13,9 @@ namespace tk::reblock {
 // Equal to the SYNOPSIS of man/reblock.1.
 const char* const kUsageText =
     "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]\n"
-    "               [--pad-byte byte] [--force-local] [--connect-timeout seconds]\n"
-    "               [--plain-remote] [--streams count | auto]\n";
+    "               [--pad-byte byte] [--rsh-command command] [--rmt-command command]\n"
+    "               [--force-local] [--connect-timeout seconds] [--plain-remote]\n"
+    "               [--streams count | auto]\n";
 
 const char* const kOptionsText =
     "\n"
@@ -27,6 +28,8 @@ const char* const kOptionsText =
     "  -t          print dd's totals on standard error when the copy ends\n"
     "  --max-record size        largest record read from a tape (default 1m)\n"
     "  --pad-byte byte          the value 0..255 -B pads with (default 0)\n"
+    "  --rsh-command command    the remote shell for host:path (default $RSH, else ssh)\n"
+    "  --rmt-command command    the program it starts there (default $RMT, else /etc/rmt)\n"
     "  --force-local            a name with a colon is a local file, not host:path\n"
     "  --connect-timeout seconds  give up on a silent host:path (default 30; 0: wait)\n"
     "  --plain-remote           host:x.tap may be a plain file where rmt is not tapekit's\n"
@@ -55,6 +58,8 @@ CommandLine parse_command_line(int argc, char** argv) {
       ("t", "print totals")
       ("max-record", "largest input record", cxxopts::value<std::string>())
       ("pad-byte", "pad byte", cxxopts::value<std::string>())
+      ("rsh-command", "remote shell", cxxopts::value<std::string>())
+      ("rmt-command", "remote rmt", cxxopts::value<std::string>())
       ("force-local", "names with a colon are local files")
       ("connect-timeout", "seconds a host:path may stay silent", cxxopts::value<std::string>())
       ("plain-remote", "host:x.tap may be a plain file there")
@@ -74,6 +79,8 @@ CommandLine parse_command_line(int argc, char** argv) {
     options.totals = result.count("t") > 0;
     options.force_local = result.count("force-local") > 0;
     remote.plain_remote = result.count("plain-remote") > 0;
+    if (result.count("rsh-command")) remote.rsh_command = result["rsh-command"].as<std::string>();
+    if (result.count("rmt-command")) remote.rmt_command = result["rmt-command"].as<std::string>();
     if (result.count("streams")) {
       std::string streams = result["streams"].as<std::string>();
       remote.streams = streams == "auto" ? 0

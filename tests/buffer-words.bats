@@ -53,7 +53,15 @@ setup() {
 @test "buffer: --interval 0 is refused with a message that does not offer 0" {
   run --separate-stderr "$BUFFER" --interval 0 </dev/null
   assert_equal "$status" 255
-  assert_equal "$stderr" "buffer: invalid --interval '0': seconds above 0 (0.5 is half a second), at most 86400"
+  assert_equal "$stderr" "buffer: invalid --interval '0': seconds from 0.1 to 86400 (0.5 is half a second)"
+}
+
+@test "buffer: an --interval shorter than the lines' tenth of a second is refused, not printed in a loop" {
+  run --separate-stderr timeout 10 "$BUFFER" --interval 1e-300 </dev/null
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: invalid --interval '1e-300': seconds from 0.1 to 86400 (0.5 is half a second)"
+  run --separate-stderr timeout 10 "$BUFFER" --interval 0.1 </dev/null
+  assert_success
 }
 
 @test "buffer: a failed host:path open says the error once, and offers --force-local only where a local file could be" {

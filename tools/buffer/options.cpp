@@ -295,9 +295,11 @@ Options parse_options(int argc, char** argv) {
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used != value.size() || !(secs > 0) || secs > 86400)
+      // The lines show tenths of a second, and a period that rounds to no
+      // time at all would print them in a loop as fast as stderr takes them.
+      if (used != value.size() || !(secs >= 0.1) || secs > 86400)
         fail_exact("buffer: invalid --interval '" + value +
-                   "': seconds above 0 (0.5 is half a second), at most 86400");
+                   "': seconds from 0.1 to 86400 (0.5 is half a second)");
       o.interval_seconds = secs;
     } else if (key == "no-drain") {
       o.drain_on_signal = false;

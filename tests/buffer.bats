@@ -556,6 +556,17 @@ EOF
   assert_output "$(sha "$SMALL")"
 }
 
+@test "buffer: -b, -p and -u skip leading blanks as 1.19 does" {
+  local option
+  for option in "-b| 5" "-p| 50" "-u|	10"; do
+    run --separate-stderr bash -c "\"\$0\" \"\${1%%|*}\" \"\${1#*|}\" <\"\$2\" | sha256sum | cut -d' ' -f1" \
+      "$BUFFER" "$option" "$SMALL"
+    assert_success
+    assert_output "$(sha "$SMALL")"
+    assert_equal "$stderr" ""
+  done
+}
+
 @test "buffer: a closed stdin or stdout exits 255 with buffer 1.19's message" {
   run --separate-stderr bash -c '"$0" <&-' "$BUFFER"
   assert_equal "$status" 255

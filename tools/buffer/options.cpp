@@ -93,9 +93,12 @@ std::uint64_t rate_arg(const std::string& text, const char* option) {
   return rate;
 }
 
+// Leading blanks are skipped, as 1.19's sscanf and atoi skip them (a value
+// quoted from a padded variable, -b " 5").
 std::int64_t count_arg(const std::string& text, const char* option) {
+  std::size_t start = text.find_first_not_of(" \t");
   try {
-    return parse_count(text, option);
+    return parse_count(start == std::string::npos ? text : text.substr(start), option);
   } catch (const UsageError& e) {
     fail_exact(std::string("buffer: ") + e.what());
   }

@@ -418,6 +418,12 @@ density_pairs() {
   assert_equal "$output" "$(cat expected)"
 }
 
+@test "mt: output that cannot be written exits 2 and names why (mt-st exits 0 silently)" {
+  run --separate-stderr bash -c '"$1" -f /dev/null densities >/dev/full' bash "$MT"
+  assert_equal "$status" 2
+  assert_equal "$stderr" "mt: write standard output: No space left on device"
+}
+
 @test "mt: the density names 1.8 kept are mt-st 1.7's, byte for byte" {
   "$MT_ST" densities | density_pairs >mt-st-1.7
   densities_1_8 >mt-st-1.8

@@ -31,8 +31,10 @@ int run_main(std::string_view program, const ExitPolicy& policy,
   int status = 0;
   try {
     status = body();
-    std::cout.flush();
+    // The write that fails is cout's flush; errno must be cleared before
+    // it, not after, or the reason (ENOSPC, EPIPE) is lost to EIO.
     errno = 0;
+    std::cout.flush();
     if (std::fflush(stdout) != 0 || !std::cout)
       throw Error(errno ? errno : EIO, "write standard output");
   } catch (const ExactExit& e) {

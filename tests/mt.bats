@@ -251,6 +251,21 @@ EOF
   assert_equal "$stderr" "/nonexistent/tape: No such file or directory"
 }
 
+@test "mt: -f - names a file called -, not standard input or output, as in mt-st" {
+  # No file "-": the open fails (the programs' stdin and stdout are files).
+  table_same_as_mt_st <<'EOF'
+1 -f - status
+1 -f - weof
+EOF
+  # "-" a link to the fake drive: both programs space and write on it.
+  ln -s /dev/zero ./-
+  table_same_on_fake_drive <<'EOF'
+0 -f - fsf 2
+0 -f - weof 3
+0 -f - status
+EOF
+}
+
 @test "mt: a device that is not a tape fails the ioctl with exit 2" {
   : >plain
   table_same_as_mt_st <<'EOF'
@@ -401,6 +416,12 @@ density_pairs() {
   TAPE=/nonexistent/tape run "$MT" den
   assert_equal "$status" 0
   assert_equal "$output" "$(cat expected)"
+}
+
+@test "mt: output that cannot be written exits 2 and names why (mt-st exits 0 silently)" {
+  run --separate-stderr bash -c '"$1" -f /dev/null densities >/dev/full' bash "$MT"
+  assert_equal "$status" 2
+  assert_equal "$stderr" "mt: write standard output: No space left on device"
 }
 
 @test "mt: the density names 1.8 kept are mt-st 1.7's, byte for byte" {

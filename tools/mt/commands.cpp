@@ -416,8 +416,12 @@ int run_command(const Invocation& inv) {
   if (c.access != Access::none) {
     int flags = c.access == Access::read ? O_RDONLY : O_RDWR;
     if ((c.tests & online) == 0) flags |= O_NONBLOCK;
+    // To open_tape "-" is standard input or output; mt-st opens a file of
+    // that name, so a script's "mt -f -" must not act on whatever its own
+    // stdin or stdout is.
+    const std::string open_name = inv.device == "-" ? "./-" : inv.device;
     try {
-      s.tape = tk::open_tape(inv.device, flags, inv.open_options);
+      s.tape = tk::open_tape(open_name, flags, inv.open_options);
     } catch (const tk::Error& e) {
       // mt-st's perror(device) line; a remote open that failed for more than
       // the errno says (the remote shell ended, the link broke) keeps why.

@@ -17,7 +17,9 @@
 //    when typed in full, so every abbreviation mt-st accepts means the same;
 //  - -h lists these extensions after mt-st's usage, --help prints the same on
 //    standard output and exits 0 (mt-st: short usage, exit 1), and -v adds
-//    tapekit's version line after mt-st's two.
+//    tapekit's version line after mt-st's two;
+//  - output that cannot be written to stdout exits 2 (run_main's check);
+//    mt-st ignores printf's failure and exits 0.
 #include <iostream>
 
 #include "../common/run_main.hpp"

@@ -197,8 +197,16 @@ void write_all_at(int fd, std::span<const std::byte> data, std::uint64_t offset,
 }
 
 void write_all(int fd, std::span<const std::byte> data, std::string_view name) {
+  // A stop asked for while a blocking write has sent part of its bytes (a
+  // pipe with less room than the write) makes write(2) return that part,
+  // not EINTR: give up then as for EINTR, or the next write blocks again and
+  // the stop is never seen. A stop asked for before the call is the caller's
+  // to handle (reblock writes out what it read after one).
+  const bool stopped_before = stop_requested();
   std::size_t done = 0;
   while (done < data.size()) {
+    if (done > 0 && !stopped_before && stop_requested())
+      throw Interrupted("write " + std::string(name), done);
     ssize_t n = retry_eintr(
         [&] { return ::write(fd, data.data() + done, data.size() - done); });
     if (n > 0) {

@@ -96,6 +96,20 @@ LOAD='v=vol$BUFFER_VOLUME.tap; [ -e $v ] || exit 0; mv $v r.tap; mv $v.state r.t
   assert_equal "$(leftovers)" ""
 }
 
+@test "buffer: --timeout ends a run whose consumer stalled in the middle of a block" {
+  cd "$BATS_TEST_TMPDIR"
+  mkfifo sink
+  exec 8<>sink
+  # 10000-byte blocks fill no pipe exactly: the last write that blocks has
+  # sent part of its block, so the watchdog's signal makes write(2) return
+  # that part rather than fail with EINTR.
+  run --separate-stderr timeout 30 "$BUFFER" --timeout 1 -s 10000 -i "$DATA" -o "$BATS_TEST_TMPDIR/sink"
+  exec 8>&-
+  assert_equal "$status" 254
+  assert_regex "$stderr" "^buffer \\(writer\\): the output hung: no block reached $BATS_TEST_TMPDIR/sink in 1 second \\(--timeout\\); [0-9]+ bytes reached $BATS_TEST_TMPDIR/sink, [0-9]+ queued bytes were not written$"
+  assert_equal "$(leftovers)" ""
+}
+
 @test "buffer: --timeout ends a run whose producer stalled, naming the input; what was read is written out" {
   cd "$BATS_TEST_TMPDIR"
   mkfifo source

@@ -405,6 +405,30 @@ wait_buffer() {
   assert_equal "${BASH_REMATCH[1]}" "$(stat -c %s "$BATS_TEST_TMPDIR/out")"
 }
 
+@test "buffer: a second signal abandons the queue while the output pipe is stalled in the middle of a block" {
+  tapekit_only
+  mkfifo "$BATS_TEST_TMPDIR/sink"
+  # Held open for reading and never read. 10000-byte blocks fill no pipe
+  # exactly, so the write that blocks has sent part of its block, and the
+  # abandon signal makes write(2) return that part rather than fail.
+  exec 8<>"$BATS_TEST_TMPDIR/sink"
+  setsid "$BUFFER" -s 10000 -i "$SMALL" -o "$BATS_TEST_TMPDIR/sink" 2>"$BATS_TEST_TMPDIR/err" &
+  BUFFER_PID=$!
+  start_watchdog "$BUFFER_PID"
+  sleep 0.5
+  kill -INT "$BUFFER_PID"
+  sleep 0.2
+  kill -INT "$BUFFER_PID"
+  status=0
+  wait "$BUFFER_PID" || status=$?
+  kill "$WATCHDOG_PID" 2>/dev/null || true
+  exec 8>&-
+  # 137: still blocked when the test's watchdog killed it 30 s later.
+  assert_equal "$status" 254
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_line --regexp "^buffer \\(writer\\): told by the reader to abandon the queue; [0-9]+ bytes reached .*/sink, [0-9]+ queued bytes were not written$"
+}
+
 @test "buffer: a third signal kills only a writer that made no progress, and claims no more than it had written" {
   tapekit_only
   start_draining_buffer

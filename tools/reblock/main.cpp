@@ -103,8 +103,11 @@ int run(int argc, char** argv) {
     try {
       out->close();
     } catch (const tk::Error& e) {
+      // A pipelined remote tape may only learn at the close that the medium
+      // filled: the message must still say which records are on it.
       tk::reblock::take_back_lost(e, totals);
-      throw;
+      throw tk::Error(e.errnum(), e.context() + tk::reblock::reached_text(options, totals),
+                      e.bytes_done());
     }
   }
   in->close();

@@ -112,9 +112,7 @@ class Reblocker {
     } catch (const Error& e) {
       take_back_lost(e, totals_);
       // Say how much of the output can be trusted: the records before this one.
-      std::string context = e.context() + " after " +
-                            count_noun(totals_.out_full, "full record", "full records") +
-                            " of " + std::to_string(options_.size) + " bytes";
+      std::string context = e.context() + reached_text(options_, totals_);
       if (e.bytes_done() > 0)
         context += " and " + std::to_string(e.bytes_done()) + " bytes of the next";
       totals_.bytes_out += e.bytes_done();
@@ -156,6 +154,14 @@ constexpr const char* si_units[] = {"B", "kB", "MB", "GB", "TB", "PB", nullptr};
 constexpr const char* iec_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", nullptr};
 
 }  // namespace
+
+std::string reached_text(const Options& options, const Totals& totals) {
+  if (options.records)
+    return " after " + count_noun(totals.out_full + totals.out_partial, "record", "records") +
+           " (" + std::to_string(totals.bytes_out) + " bytes)";
+  return " after " + count_noun(totals.out_full, "full record", "full records") + " of " +
+         std::to_string(options.size) + " bytes";
+}
 
 void take_back_lost(const Error& e, Totals& totals) noexcept {
   const auto* lost = dynamic_cast<const LostWrites*>(&e);
@@ -216,11 +222,7 @@ void copy_records(Tape& in, Tape& out, const Options& options, Totals& totals) {
       out.write(record.first(n));
     } catch (const Error& e) {
       take_back_lost(e, totals);
-      std::uint64_t written = totals.out_full + totals.out_partial;
-      throw Error(e.errnum(),
-                  e.context() + " after " + count_noun(written, "record", "records") + " (" +
-                      std::to_string(totals.bytes_out) + " bytes)",
-                  e.bytes_done());
+      throw Error(e.errnum(), e.context() + reached_text(options, totals), e.bytes_done());
     }
     totals.bytes_out += n;
     ++(n == options.size ? totals.out_full : totals.out_partial);

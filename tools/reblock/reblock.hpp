@@ -43,6 +43,10 @@ struct Totals {
 // records: LostWrites) did not reach it after all: takes it off the counts.
 void take_back_lost(const Error& e, Totals& totals) noexcept;
 
+// " after N full records of SIZE bytes" (" after N records (B bytes)" with
+// -r): what of the output can be trusted when a write or the close failed.
+std::string reached_text(const Options& options, const Totals& totals);
+
 // Copies in (up to its first filemark or end of data) to out as records of
 // exactly options.size bytes, the last one short unless options.pad. On a read
 // error the bytes already read are written before the error propagates.

@@ -230,8 +230,7 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
 
 void refuse_output_as_input(const Options& o, const std::string& output, const char* option) {
   if (output_is_input(o.input, output, open_options(o)))
-    throw ExactExit(kExitSetup, std::string("buffer: ") + option + " " + output +
-                                    ": input file is output file; opening it would empty it\n");
+    throw ExactExit(kExitSetup, output_is_input_text("buffer", option, output));
 }
 
 std::unique_ptr<Tape> open_input(const Options& o) {

@@ -16,4 +16,10 @@ bool output_is_input(const std::string& input, const std::string& output,
   return got == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
 }
 
+std::string output_is_input_text(const std::string& program, const std::string& option,
+                                 const std::string& output) {
+  return program + ": " + option + " " + output +
+         ": input file is output file; opening it would empty it\n";
+}
+
 }  // namespace tk

@@ -14,4 +14,8 @@ namespace tk {
 bool output_is_input(const std::string& input, const std::string& output,
                      const OpenOptions& options);
 
+// "PROGRAM: OPTION OUTPUT: input file is output file; ...", one line.
+std::string output_is_input_text(const std::string& program, const std::string& option,
+                                 const std::string& output);
+
 }  // namespace tk

@@ -719,6 +719,22 @@ EOF
   done
 }
 
+@test "buffer: a long option may be abbreviated as getopt_long allows, and an ambiguous one is refused by name" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr "$BUFFER" --inter=0 -o out </dev/null
+  assert_equal "$status" 255
+  assert_equal "${stderr_lines[0]}" "buffer: invalid --interval '0': seconds from 0.1 to 86400 (0.5 is half a second)"
+  mkdir q
+  printf data | "$BUFFER" --js --queue-f q --no-d -o out 2>err.txt
+  assert_equal "$(cat out)" data
+  assert_equal "$(tail -n 1 err.txt | cut -c1)" "{"
+  run --separate-stderr "$BUFFER" --in=1m -o out2 </dev/null
+  assert_equal "$status" 255
+  assert_equal "${stderr_lines[0]}" "buffer: option '--in' is ambiguous; possibilities: '--input-rate' '--interval'"
+  assert_file_not_exists out2
+}
+
 # Record sizes of a virtual tape from BOT: "10240 10240 4520 0 0 ..."
 tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' ' '; }
 

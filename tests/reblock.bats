@@ -295,6 +295,17 @@ check_size() {
   assert_equal "${stderr_lines[0]}" "reblock: option '--help' doesn't allow an argument"
 }
 
+@test "reblock: a long option may be abbreviated as getopt_long allows, and an ambiguous one is refused by name" {
+  random_bytes 3000 4 >in.bin
+  run --separate-stderr "$REBLOCK" --pad=7 -B -s 1k -i in.bin -o out.bin
+  assert_success
+  assert_equal "$(tail -c 1 out.bin | od -An -tu1 | tr -d ' ')" 7
+  run --separate-stderr "$REBLOCK" --r=ssh -o out2.bin </dev/null
+  assert_failure 2
+  assert_equal "${stderr_lines[0]}" "reblock: option '--r' is ambiguous; possibilities: '--rmt-command' '--rsh-command'"
+  assert_file_not_exists out2.bin
+}
+
 @test "reblock: an option without its value exits 2 and names the option" {
   run --separate-stderr "$REBLOCK" -s
   assert_failure 2

@@ -27,13 +27,32 @@ void throw_getopt_error(const cxxopts::exceptions::parsing& e) {
   throw UsageError(e.what());
 }
 
+// getopt_long takes any unambiguous abbreviation of a long option
+// ("--next" for "--next-volume") and scripts use them; cxxopts takes only
+// whole names. An exact name wins over the longer names it begins.
+static std::string unabbreviated(const std::set<std::string>& long_names,
+                                 const std::string& name) {
+  if (name.empty() || long_names.count(name)) return name;
+  std::vector<std::string> candidates;
+  for (auto it = long_names.lower_bound(name);
+       it != long_names.end() && it->compare(0, name.size(), name) == 0; ++it)
+    candidates.push_back(*it);
+  if (candidates.size() == 1) return candidates.front();
+  if (candidates.empty()) return name;  // cxxopts says "unrecognized option"
+  std::string possibilities;
+  for (const std::string& candidate : candidates) possibilities += " '--" + candidate + "'";
+  throw UsageError("option '--" + name + "' is ambiguous; possibilities:" + possibilities);
+}
+
 GetoptWords::GetoptWords(cxxopts::Options& spec, int argc, const char* const* argv) {
   std::set<std::string> flags, valued;  // long names; short ones as one letter
+  std::set<std::string> long_names;
   for (const std::string& group : spec.groups())
     for (const cxxopts::HelpOptionDetails& option : spec.group_help(group).options) {
       std::set<std::string>& kind = option.is_boolean ? flags : valued;
       if (!option.s.empty()) kind.insert(option.s);
       kind.insert(option.l.begin(), option.l.end());
+      long_names.insert(option.l.begin(), option.l.end());
     }
   // The words are walked as getopt walks them, so that a value that looks
   // like an option ("-o --json=1", a file name) is passed on whole.
@@ -45,6 +64,11 @@ GetoptWords::GetoptWords(cxxopts::Options& spec, int argc, const char* const* ar
     if (word.size() > 2 && word.compare(0, 2, "--") == 0) {
       std::size_t equals = word.find('=');
       std::string name = word.substr(2, equals == std::string::npos ? word.npos : equals - 2);
+      std::string full = unabbreviated(long_names, name);
+      if (full != name) {
+        word = "--" + full + (equals == std::string::npos ? "" : word.substr(equals));
+        name = full;
+      }
       if (equals != std::string::npos && flags.count(name))
         throw UsageError("option '--" + name + "' doesn't allow an argument");
       words_.push_back(word);

@@ -137,7 +137,17 @@ assert_nothing_left() {
   run ! grep -q 'i29807' rmt.log
   : >calls
   # The other shells log in beside the first, before the server is known.
-  RSH_STANDIN_SERVER=/usr/sbin/rmt-dump "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/plain.out"
+  # The server answers only once all four have logged (or after 10 s): the
+  # client ends the others as soon as it knows the server, which could
+  # otherwise come before a loaded machine ran their first line.
+  cat >rmt-dump-after-four <<EOF
+#!/bin/sh
+i=0
+while [ "\$(wc -l <"$PWD/calls")" -lt 4 ] && [ \$i -lt 1000 ]; do sleep 0.01; i=\$((i + 1)); done
+exec /usr/sbin/rmt-dump "\$@"
+EOF
+  chmod +x rmt-dump-after-four
+  RSH_STANDIN_SERVER=$PWD/rmt-dump-after-four "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/plain.out"
   assert_equal "$(wc -l <calls)" 4
   cmp in plain.out
   run ! pgrep -f /usr/sbin/rmt-dump

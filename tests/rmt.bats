@@ -484,8 +484,11 @@ count_watches() {
   run count_watches --busy-poll 999999
   assert_success
   [ "$output" -ge 35 ] || fail "only $output watches for 35 requests"
-  # Between looks it yields the CPU to anyone else who wants it.
-  { printf 'Ow.bin\n65 O_WRONLY|O_CREAT\n'; sleep 0.2; printf 'W10\n0123456789'; } |
+  # Between looks it yields the CPU to anyone else who wants it. W comes
+  # 0.2 s after the open was served (not after it was sent: a loaded
+  # machine can take longer than that to start rmt under strace).
+  { printf 'Ow.bin\n65 O_WRONLY|O_CREAT\n'; until [ -e w.bin ]; do sleep 0.01; done
+    sleep 0.2; printf 'W10\n0123456789'; } |
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
       strace -qq -e trace=sched_yield -e signal=none -o yields "$RMT" --log none --busy-poll 999999 >out
   assert_equal "$(stat -c %s w.bin)" 10

@@ -137,24 +137,27 @@ assert_nothing_left() {
   run ! grep -q 'i29807' rmt.log
   : >calls
   # The other shells log in beside the first, before the server is known.
-  # The server answers only once all four have logged (or after 10 s): the
-  # client ends the others as soon as it knows the server, which could
-  # otherwise come before a loaded machine ran their first line.
-  cat >rmt-dump-after-four <<EOF
+  # Each waits until all four have come (or 10 s), since the client ends the
+  # others as soon as it knows the server, which could otherwise come before
+  # a loaded machine ran their first line. The first (lowest process id:
+  # the client starts it first) serves; the others stay in a login that
+  # never reads its input, so only the client ending them ends them.
+  cat >rmt-dump-first <<EOF
 #!/bin/sh
-i=0
-while [ "\$(wc -l <"$PWD/calls")" -lt 4 ] && [ \$i -lt 1000 ]; do sleep 0.01; i=\$((i + 1)); done
 echo \$\$ >>"$PWD/servers"
-exec /usr/sbin/rmt-dump "\$@"
+i=0
+while [ "\$(wc -l <"$PWD/servers")" -lt 4 ] && [ \$i -lt 1000 ]; do sleep 0.01; i=\$((i + 1)); done
+[ "\$\$" != "\$(sort -n "$PWD/servers" | head -1)" ] || exec /usr/sbin/rmt-dump "\$@"
+exec sleep 30
 EOF
-  chmod +x rmt-dump-after-four
-  RSH_STANDIN_SERVER=$PWD/rmt-dump-after-four "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/plain.out"
+  chmod +x rmt-dump-first
+  RSH_STANDIN_SERVER=$PWD/rmt-dump-first "$BUFFER" -s 10k --streams 4 -i in -o "localhost:$PWD/plain.out"
   assert_equal "$(wc -l <calls)" 4
   cmp in plain.out
-  # Every server the shells started ends. Only these: other suites running
-  # beside this one start rmt-dump too. One that saw its input end may
-  # still be on its way out when buffer returns.
-  assert_file_exists servers
+  # Every server the shells started is gone, checked by process id (other
+  # suites running beside this one start rmt-dump too), with a moment for
+  # one that saw its input end to exit.
+  assert_equal "$(wc -l <servers)" 4
   local pid tries
   for pid in $(cat servers); do
     for ((tries = 0; tries < 50; tries++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

@@ -270,6 +270,24 @@ EOF
   run ! grep -q 'streams=' rmt.log
 }
 
+@test "streams: auto sizes by the least of several round trips, not one delayed by a busy machine" {
+  # The server holds back its second reply (the first identify exchange) by
+  # 0.3 s, as a scheduling delay on a loaded machine might: taken alone,
+  # that round trip would ask for the most streams auto gives.
+  cat >slow-first-identify <<EOF
+#!/bin/bash
+"$TK_BIN/rmt" --log "$PWD/rmt.log" |
+  { IFS= read -r a; printf '%s\n' "\$a"; IFS= read -r b; sleep 0.3; printf '%s\n' "\$b"; exec cat; }
+EOF
+  chmod +x slow-first-identify
+  export RSH_STANDIN_SERVER=$PWD/slow-first-identify
+  "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/a.tap"
+  grep -q 'a.tap' rmt.log
+  run ! grep -q 'streams=' rmt.log
+  "$MT" -f a.tap rewind
+  "$BUFFER" -s 10k -i a.tap | cmp - in
+}
+
 # An owner session waiting for two more streams, its log in owner.log: its
 # join token in $token. Input goes through fd 7.
 start_owner() {

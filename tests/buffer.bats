@@ -600,6 +600,14 @@ EOF
   assert_equal "$stderr" "buffer: can't stat output file: Bad file descriptor"
 }
 
+@test "buffer: a closed stderr keeps -S, -t and -d lines out of the -o file (1.19 wrote them into it)" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run bash -c '"$0" -S 10k -t -d -o out <"$1" 2>&-' "$BUFFER" "$SMALL"
+  assert_success
+  assert_equal "$(sha out)" "$(sha "$SMALL")"
+}
+
 @test "buffer: malformed sizes that 1.19 silently misread are refused with their value" {
   tapekit_only
   while IFS='|' read -r args expected; do

@@ -580,6 +580,15 @@ EOF
   assert_output "$(sha "$SMALL")"
 }
 
+@test "buffer: a plus sign before a size is read as 1.19 reads it (-s +4k -S +8k -m +2m)" {
+  diff <(/usr/bin/buffer -s +4k -S +8k -m +2m -t <"$SMALL" 2>&1 >/dev/null | mask_rates) \
+       <("$BUFFER" -s +4k -S +8k -m +2m -t <"$SMALL" 2>&1 >/dev/null | mask_rates) ||
+    fail "reports differ"
+  run bash -c "\"\$0\" -z +4k <\"\$1\" 2>/dev/null | sha256sum | cut -d' ' -f1" "$BUFFER" "$SMALL"
+  assert_success
+  assert_output "$(sha "$SMALL")"
+}
+
 @test "buffer: -b, -p and -u skip leading blanks as 1.19 does" {
   local option
   for option in "-b| 5" "-p| 50" "-u|	10"; do

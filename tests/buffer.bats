@@ -580,6 +580,15 @@ EOF
   assert_output "$(sha "$SMALL")"
 }
 
+@test "buffer: a plus sign before a size is read as 1.19 reads it (-s +4k -S +8k -m +2m)" {
+  diff <(/usr/bin/buffer -s +4k -S +8k -m +2m -t <"$SMALL" 2>&1 >/dev/null | mask_rates) \
+       <("$BUFFER" -s +4k -S +8k -m +2m -t <"$SMALL" 2>&1 >/dev/null | mask_rates) ||
+    fail "reports differ"
+  run bash -c "\"\$0\" -z +4k <\"\$1\" 2>/dev/null | sha256sum | cut -d' ' -f1" "$BUFFER" "$SMALL"
+  assert_success
+  assert_output "$(sha "$SMALL")"
+}
+
 @test "buffer: -b, -p and -u skip leading blanks as 1.19 does" {
   local option
   for option in "-b| 5" "-p| 50" "-u|	10"; do
@@ -598,6 +607,14 @@ EOF
   run --separate-stderr bash -c 'echo x | "$0" >&-' "$BUFFER"
   assert_equal "$status" 255
   assert_equal "$stderr" "buffer: can't stat output file: Bad file descriptor"
+}
+
+@test "buffer: a closed stderr keeps -S, -t and -d lines out of the -o file (1.19 wrote them into it)" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run bash -c '"$0" -S 10k -t -d -o out <"$1" 2>&-' "$BUFFER" "$SMALL"
+  assert_success
+  assert_equal "$(sha out)" "$(sha "$SMALL")"
 }
 
 @test "buffer: malformed sizes that 1.19 silently misread are refused with their value" {

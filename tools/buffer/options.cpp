@@ -63,14 +63,15 @@ namespace {
 [[noreturn]] void fail_exact(const std::string& line) { throw ExactExit(kExitSetup, line + "\n"); }
 
 // A malformed value is reported on one line, without the usage text. As in
-// 1.19 (sscanf), leading blanks are skipped and a minus sign is read, so that
-// a negative size meets 1.19's own range message.
+// 1.19 (sscanf), leading blanks are skipped and a sign is read: a minus, so
+// that a negative size meets 1.19's own range message, and a plus, as the
+// counts of -b, -p and -u take it too.
 std::int64_t size_arg(const std::string& text, const char* option,
                       std::uint64_t max = std::uint64_t{1} << 40) {
   std::size_t start = text.find_first_not_of(" \t");
   std::string digits = start == std::string::npos ? text : text.substr(start);
   bool negative = !digits.empty() && digits.front() == '-';
-  if (negative) digits.erase(0, 1);
+  if (negative || (!digits.empty() && digits.front() == '+')) digits.erase(0, 1);
   try {
     auto magnitude = static_cast<std::int64_t>(parse_size(digits, option, max));
     return negative ? -magnitude : magnitude;

@@ -148,7 +148,9 @@ void wait_ready(int fd, short events, std::string_view name) {
 
 Fd above_stdio(Fd fd) {
   if (!fd.valid() || fd.get() > 2) return fd;
-  return Fd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+  Fd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+  // Out of descriptors: the low one still works, which beats none at all.
+  return moved.valid() ? std::move(moved) : std::move(fd);
 }
 
 std::size_t grow_pipe(int fd, std::size_t bytes) noexcept {

@@ -27,9 +27,13 @@ Child& Child::operator=(Child&& other) noexcept {
 
 Child::~Child() {
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  int status = 0;
-  retry_eintr([&] { return ::waitpid(pid_, &status, 0); });
+  // As terminate(): a child ignoring SIGTERM must not hang its owner's
+  // unwinding, which is how a failing run ends.
+  try {
+    terminate();
+  } catch (const Error&) {
+    // waitpid failed: the child is not ours to wait for any more.
+  }
 }
 
 int Child::wait() {
@@ -115,10 +119,20 @@ struct Pipe {
   Fd read_end, write_end;
 };
 
+// Both ends above 2: with a standard descriptor closed (`<&-`), pipe2 would
+// hand out 0 or 1, and the child's dup2 onto its own 0 and 1 would then
+// overwrite one end with the other, or leave it close-on-exec.
 Pipe make_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) == -1) throw_errno("pipe");
-  return {Fd(fds[0]), Fd(fds[1])};
+  return {above_stdio(Fd(fds[0])), above_stdio(Fd(fds[1]))};
+}
+
+// In a child before exec: fd becomes `target`, open across exec. dup2 onto
+// itself would keep fd's close-on-exec flag.
+bool place(int fd, int target) {
+  if (fd == target) return ::fcntl(fd, F_SETFD, 0) != -1;
+  return ::dup2(fd, target) != -1;
 }
 
 // argv for execvp, built before fork: the child may only make
@@ -158,8 +172,8 @@ PipedChild spawn_piped(const std::vector<std::string>& argv, int stderr_fd) {
   if (pid == -1) throw_errno("fork");
   if (pid == 0) {
     ::signal(SIGPIPE, SIG_DFL);
-    if (::dup2(down.read_end.get(), 0) == -1 || ::dup2(up.write_end.get(), 1) == -1 ||
-        (stderr_fd >= 0 && ::dup2(stderr_fd, 2) == -1))
+    if (!place(down.read_end.get(), 0) || !place(up.write_end.get(), 1) ||
+        (stderr_fd >= 0 && !place(stderr_fd, 2)))
       ::_exit(127);
     exec_or_die(args);
   }
@@ -173,8 +187,8 @@ int run_shell(const std::string& command, int stdin_fd, int stdout_fd) {
   if (pid == -1) throw_errno("fork");
   if (pid == 0) {
     ::signal(SIGPIPE, SIG_DFL);
-    if (stdin_fd >= 0 && ::dup2(stdin_fd, 0) == -1) ::_exit(127);
-    if (stdout_fd >= 0 && ::dup2(stdout_fd, 1) == -1) ::_exit(127);
+    if (stdin_fd >= 0 && !place(stdin_fd, 0)) ::_exit(127);
+    if (stdout_fd >= 0 && !place(stdout_fd, 1)) ::_exit(127);
     exec_or_die(args);
   }
   return Child(pid).wait();

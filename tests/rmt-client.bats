@@ -199,6 +199,22 @@ teardown() {
   assert_equal "$status" 1
 }
 
+@test "remote backend: a closed standard input or output does not take the remote shell's pipes (mt <&-, buffer >&-)" {
+  # With 0 or 1 closed, the pipes to the remote shell would be opened on
+  # them, and the shell started with its input closed.
+  export RSH_STANDIN_SERVER=$TK_BIN/rmt
+  "$MT" -f "$PWD/t.tap" weof
+  run "$MT" -f "localhost:$PWD/t.tap" status <&-
+  assert_success
+  assert_line "File number=1, block number=0, partition=0."
+  run "$BUFFER" -s 4k -i data -o "localhost:$PWD/copy" >&-
+  assert_success
+  assert_equal "$(cat copy)" 0123456789
+  run "$REBLOCK" -s 4k -i "localhost:$PWD/data" -o copy2 <&- >&-
+  assert_success
+  assert_equal "$(cat copy2)" 0123456789
+}
+
 @test "remote backend: a remote shell that ignores SIGTERM is killed after the connect timeout" {
   hanging_shell 'trap "" TERM'
   run timeout 60 "$MT" --rsh-command="$PWD/hang" --connect-timeout 1 -f farhost:/dev/nst0 status

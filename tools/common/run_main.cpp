@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <fcntl.h>
 #include <iostream>
+#include <unistd.h>
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
@@ -15,6 +17,19 @@ namespace {
 std::string& mutable_program_name() {
   static std::string name = "tapekit";
   return name;
+}
+
+// A closed standard error (2>&-, a daemon's child) becomes /dev/null. Left
+// closed, the next descriptor opened would be 2 -- buffer's -o output, the
+// file rmt serves, reblock's output -- and every message, -S record or -d
+// line would go into the data (buffer 1.19 did that). Standard input and
+// output are left as they are: a program reports them closed as it can.
+void keep_stderr_open() {
+  if (::fcntl(2, F_GETFD) != -1 || errno != EBADF) return;
+  int fd = ::open("/dev/null", O_WRONLY);  // inherited by the commands we run
+  if (fd == -1 || fd == 2) return;
+  ::dup2(fd, 2);
+  ::close(fd);
 }
 
 void print_line(const std::string& text) {
@@ -27,6 +42,7 @@ const std::string& program_name() { return mutable_program_name(); }
 
 int run_main(std::string_view program, const ExitPolicy& policy,
              const std::function<int()>& body) {
+  keep_stderr_open();
   mutable_program_name() = std::string(program);
   int status = 0;
   try {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
 
 namespace tk::buffer {
 
@@ -34,10 +35,8 @@ void DigestChannel::send(const std::string& message) noexcept {
   if (!write_end_.valid()) return;
   // One write: a pipe takes all of it or, when full, a part the reader
   // finds cut (no "end") and ignores.
-  ssize_t written;
-  do {
-    written = ::write(write_end_.get(), message.data(), message.size());
-  } while (written == -1 && errno == EINTR);
+  // The digests are promised to the summary: a stop must not cut them.
+  retry_eintr_always([&] { return ::write(write_end_.get(), message.data(), message.size()); });
 }
 
 std::string DigestChannel::receive() {
@@ -45,12 +44,11 @@ std::string DigestChannel::receive() {
   if (!read_end_.valid()) return message;
   char chunk[4096];
   for (;;) {
-    ssize_t got = ::read(read_end_.get(), chunk, sizeof chunk);
+    ssize_t got = retry_eintr_always([&] { return ::read(read_end_.get(), chunk, sizeof chunk); });
     if (got > 0) {
       message.append(chunk, static_cast<std::size_t>(got));
       continue;
     }
-    if (got == -1 && errno == EINTR) continue;
     return message;  // end of file, or nothing more (EAGAIN): the writer is gone
   }
 }

@@ -100,7 +100,7 @@ int c_count(const std::string& text) {
 }
 
 int device_op(Session& s, tk::MtOp op, int count) {
-  if (int e = attempt([&] { s.tape->op(op, count); })) {
+  if (int e = attempt(s, [&] { s.tape->op(op, count); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
@@ -191,7 +191,7 @@ int do_options(Session& s, const Command& c, const Args& args) {
 
 int do_tell(Session& s, const Command&, const Args&) {
   std::int64_t block = 0;
-  if (int e = attempt([&] { block = s.tape->tell(); })) {
+  if (int e = attempt(s, [&] { block = s.tape->tell(); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
@@ -205,7 +205,7 @@ int do_tell(Session& s, const Command&, const Args&) {
 
 int do_status(Session& s, const Command&, const Args&) {
   tk::StatusReport report;
-  if (int e = attempt([&] { report = s.tape->status_report(); })) {
+  if (int e = attempt(s, [&] { report = s.tape->status_report(); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
@@ -257,7 +257,7 @@ int do_show_options(Session& s, const Command&, const Args&) {
   }
   std::string path = sysfs_options_path(st.st_rdev);
   std::array<char, 21> buf{};
-  int failed = attempt([&] {
+  int failed = attempt(s, [&] {
     tk::Fd options = tk::open_file(path, O_RDONLY);
     tk::read_record(options.get(), std::as_writable_bytes(std::span(buf.data(), 20)), path);
   });
@@ -357,7 +357,7 @@ const Command& find_command(const std::string& word) {
 // (1.7 printed it when the bit was clear).
 void explain_failure(Session& s, const Command& c) {
   tk::StatusReport report;
-  if (attempt([&] { report = s.tape->status_report(); })) return;
+  if (attempt(s, [&] { report = s.tape->status_report(); })) return;
   if (report.mtget.type != MT_ISSCSI1 && report.mtget.type != MT_ISSCSI2) return;
   auto gstat = static_cast<std::uint64_t>(report.mtget.gstat);
   if ((c.tests & online) && !(gstat & tk::gmt::online))
@@ -412,7 +412,7 @@ int run_command(const Invocation& inv) {
   if (inv.json && c.handler != do_status && c.handler != do_tell)
     throw tk::ExactExit(static_cast<int>(Exit::usage), "mt: --json applies to status and tell only\n");
 
-  Session s{inv, nullptr, {}};
+  Session s{inv, nullptr, {}, {}};
   if (c.access != Access::none) {
     int flags = c.access == Access::read ? O_RDONLY : O_RDWR;
     if ((c.tests & online) == 0) flags |= O_NONBLOCK;
@@ -436,7 +436,7 @@ int run_command(const Invocation& inv) {
   }
 
   int status = c.handler(s, c, inv.args);
-  const std::string damage = status != 0 ? last_damage() : std::string();
+  const std::string damage = status != 0 ? s.damage : std::string();
   // mt-st also has a "Command not supported by this kernel." hint for ENOSYS,
   // but its perror() has replaced errno by then, so 1.7 never prints it.
   if (status != 0 && c.tests != no_tests) explain_failure(s, c);
@@ -444,7 +444,7 @@ int run_command(const Invocation& inv) {
   if (!damage.empty())
     s.diagnostics += "mt: " + inv.device + ": " + damage + "\n";
   if (s.tape) {
-    int e = attempt([&] { s.tape->close(); });
+    int e = attempt(s, [&] { s.tape->close(); });
     if (e && status == 0) {
       s.diagnostics += perror_text(inv.device, e);
       status = static_cast<int>(Exit::device);

@@ -19,6 +19,9 @@ struct Session {
   const Invocation& inv;
   std::unique_ptr<tk::Tape> tape;  // null for commands that open nothing
   std::string diagnostics;         // stderr text, shown when the command fails
+  // What the last attempt() found damaged in a virtual tape, if that was why
+  // it failed: detail mt-st's perror line has no room for.
+  std::string damage;
 };
 
 // perror(device)'s line (perror omits the prefix for an empty name).
@@ -26,25 +29,18 @@ inline std::string perror_text(const std::string& device, int errnum) {
   return (device.empty() ? "" : device + ": ") + std::strerror(errnum) + "\n";
 }
 
-// What the last attempt() found damaged in a virtual tape, if that was why
-// it failed: detail mt-st's perror line has no room for.
-inline std::string& last_damage() {
-  static std::string damage;
-  return damage;
-}
-
 // Runs one device call and returns 0, or the errno it failed with. mt-st
 // reports device failures as perror(device) lines whose exit status and
 // follow-up hints depend on the step that failed, so the handlers need the
 // errno back rather than an exception; this is the one place mt does so.
 template <class Fn>
-int attempt(Fn&& fn) {
-  last_damage().clear();
+int attempt(Session& s, Fn&& fn) {
+  s.damage.clear();
   try {
     fn();
     return 0;
   } catch (const tk::DamagedImage& e) {
-    last_damage() = e.damage() + (e.is_damage() ? " (mt verify shows the first damage)" : "");
+    s.damage = e.damage() + (e.is_damage() ? " (mt verify shows the first damage)" : "");
     return e.errnum();
   } catch (const tk::Error& e) {
     return e.errnum();

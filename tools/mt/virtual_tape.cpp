@@ -45,7 +45,7 @@ int vt_create(Session& s, const Args& args) {
     return static_cast<int>(Exit::usage);
   }
   std::uint64_t capacity = tk::parse_size(args[0], "capacity");
-  if (int e = attempt([&] { tk::create_virtual_tape(s.inv.device, capacity); })) {
+  if (int e = attempt(s, [&] { tk::create_virtual_tape(s.inv.device, capacity); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
@@ -58,7 +58,7 @@ int vt_protect(Session& s, const Args& args) {
     s.diagnostics += "mt: vt-protect takes 1 (protect) or 0 (allow writing)\n";
     return static_cast<int>(Exit::usage);
   }
-  if (int e = attempt([&] { tk::set_virtual_tape_protect(s.inv.device, args[0] == "1"); })) {
+  if (int e = attempt(s, [&] { tk::set_virtual_tape_protect(s.inv.device, args[0] == "1"); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
@@ -68,7 +68,7 @@ int vt_protect(Session& s, const Args& args) {
 int verify_image(Session& s, const Args&) {
   if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "verify");
   std::optional<tk::SimhDefect> defect;
-  if (int e = attempt([&] { defect = tk::validate_simh_image(s.inv.device); })) {
+  if (int e = attempt(s, [&] { defect = tk::validate_simh_image(s.inv.device); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::usage);
   }
@@ -79,7 +79,7 @@ int verify_image(Session& s, const Args&) {
   }
   std::cout << s.inv.device << ": no structural errors\n";
   std::optional<tk::Recovery> recovery;
-  (void)attempt([&] { recovery = tk::last_recovery(s.inv.device); });
+  (void)attempt(s, [&] { recovery = tk::last_recovery(s.inv.device); });
   if (recovery) std::cout << s.inv.device << ": " << recovery_text(*recovery) << "\n";
   return 0;
 }

@@ -61,4 +61,8 @@ std::string format_summary(const Totals& totals, double seconds);
 // One line per record size, largest first, then the totals.
 std::string format_histogram(const Totals& totals);
 
+// The whole program after run_main: parses the command line, copies, and
+// returns the exit status (failures are thrown, for run_main to report).
+int run(int argc, char** argv);
+
 }  // namespace tk::reblock

@@ -27,11 +27,8 @@ std::string random_hex(std::size_t bytes) {
   std::array<unsigned char, 32> raw{};
   std::size_t got = 0;
   while (got < bytes) {
-    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
-    if (n == -1) {
-      if (errno == EINTR) continue;
-      throw_errno("getrandom");
-    }
+    ssize_t n = retry_eintr_always([&] { return ::getrandom(raw.data() + got, bytes - got, 0); });
+    if (n == -1) throw_errno("getrandom");
     got += static_cast<std::size_t>(n);
   }
   static constexpr char digits[] = "0123456789abcdef";

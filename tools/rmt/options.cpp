@@ -3,6 +3,7 @@
 // commas.
 #include "options.hpp"
 
+#include <cstdio>
 #include <cstdint>
 #include <getopt.h>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/size.hpp"
+#include "../common/run_main.hpp"
 
 namespace tk::rmt_server {
 
@@ -183,8 +185,8 @@ ServerOptions parse_options(int argc, char** argv) {
     throw UsageError("unexpected argument '" + bare.front() +
                          "' beside restrictions (quote --allow globs: the shell expanded one?)");
   for (const std::string& word : bare) {
-    std::string msg = "rmt: ignoring argument '" + word + "'\n";
-    [[maybe_unused]] auto n = ::write(2, msg.data(), msg.size());
+    std::string msg = program_name() + ": ignoring argument '" + word + "'\n";
+    std::fputs(msg.c_str(), stderr);
   }
   return o;
 }

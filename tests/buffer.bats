@@ -629,6 +629,8 @@ EOF
 -S 10x|buffer: invalid -S '10x': unknown unit (use b, k, m, g or t)
 -m 99999999999999999999|buffer: invalid -m '99999999999999999999': too large
 -p 5%|buffer: invalid -p '5%': not a whole number
+-s -1x|buffer: invalid -s '-1x': unknown unit (use b, k, m, g or t)
+-s +--|buffer: invalid -s '+--': not a number
 EOF
 }
 

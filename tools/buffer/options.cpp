@@ -76,7 +76,11 @@ std::int64_t size_arg(const std::string& text, const char* option,
     auto magnitude = static_cast<std::int64_t>(parse_size(digits, option, max));
     return negative ? -magnitude : magnitude;
   } catch (const UsageError& e) {
-    fail_exact(std::string("buffer: ") + e.what());
+    // The value is quoted as given, with its sign, not as parsed.
+    std::string message = e.what();
+    if (auto at = message.find("'" + digits + "'"); at != std::string::npos && digits != text)
+      message.replace(at + 1, digits.size(), text);
+    fail_exact("buffer: " + message);
   }
 }
 

@@ -69,9 +69,16 @@ rtar() {
 
 @test "interop-tar: tar -tn seeks over members through rmt" {
   rtar -cf "localhost:$PWD/n.tar" -C src .
-  run rtar -tnf "localhost:$PWD/n.tar"
+  # tar falls back to reading when a seek fails, so the listing alone would
+  # not show a seek: the server's log must have seeks, every one answered.
+  RSH_STANDIN_SERVER="$RMT --debug-log $PWD/rmt.debug" run rtar -tnf "localhost:$PWD/n.tar"
   assert_equal "$status" 0
   assert_output "$(rtar -tf n.tar)"
+  # Each seek request with the reply line after it.
+  run grep -A1 '^L ' rmt.debug
+  assert_line --regexp '^L '
+  refute_line --regexp '^E'
+  assert_equal "$(grep -c '^A' <<<"$output")" "$(grep -c '^L ' <<<"$output")"
 }
 
 @test "interop-tar: tar -b 512 records of 256 KiB round-trip through rmt" {

@@ -1,9 +1,12 @@
 // pacer: copies stdin to stdout at a limited pace, for tests and benchmarks
 // that need a bursty producer or a slow, stalling consumer (a tape that
 // stops to reposition).
-//   pacer [--chunk N] [--rate BYTES_PER_S] [--burst N --pause MS]
+//   pacer [--chunk N] [--rate BYTES_PER_S] [--burst N --pause MS] [--partial 1]
 // --rate is a top speed, like a drive's: time spent waiting for input is not
 // made up for later. After every --burst bytes it sleeps --pause ms.
+// --partial 1 passes on what each read returns (at most --chunk) instead of
+// waiting for a full chunk, for a stream of requests that each wait for a
+// reply (an rmt client's); it ends only at the end of input.
 // PACER_TRACE=FILE appends one line per chunk at exit, "read_start read_end
 // write_end bytes" in CLOCK_MONOTONIC seconds, so that the two pacers of a
 // pipeline can be laid side by side to see who waited for whom.
@@ -25,12 +28,14 @@ int main(int argc, char** argv) {
   double rate = 0;
   std::uint64_t burst = 0;
   long pause_ms = 0;
+  bool partial = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string opt = argv[i];
     if (opt == "--chunk") chunk = tk::parse_size(argv[i + 1], opt);
     else if (opt == "--rate") rate = static_cast<double>(tk::parse_size(argv[i + 1], opt));
     else if (opt == "--burst") burst = tk::parse_size(argv[i + 1], opt);
     else if (opt == "--pause") pause_ms = static_cast<long>(tk::parse_count(argv[i + 1], opt, 0));
+    else if (opt == "--partial") partial = tk::parse_count(argv[i + 1], opt, 0) != 0;
     else {
       std::fprintf(stderr, "pacer: unknown option %s\n", argv[i]);
       return 2;
@@ -62,7 +67,8 @@ int main(int argc, char** argv) {
   try {
     for (;;) {
       double read_start = trace_path ? now_s() : 0;
-      std::size_t n = tk::read_full(0, buf, "standard input");
+      std::size_t n = partial ? tk::read_record(0, buf, "standard input")
+                              : tk::read_full(0, buf, "standard input");
       double read_end = trace_path ? now_s() : 0;
       if (n == 0) break;
       tk::write_all(1, std::span(buf).first(n), "standard output");
@@ -78,7 +84,7 @@ int main(int argc, char** argv) {
                    std::chrono::duration<double>(static_cast<double>(n) / rate));
         std::this_thread::sleep_until(next);
       }
-      if (n < chunk) break;
+      if (n < chunk && !partial) break;
     }
   } catch (const tk::Error& e) {
     save_trace();

@@ -323,6 +323,12 @@ wait_buffer() {
   refute_output --partial "Kilobytes Out"
   # A final record ends in "\r\n"; the stop's own words are lines of their own.
   refute_output --partial $'\r\n'
+  # The stop's two lines, each after the progress records ("...\r") printed
+  # before it, and nothing else.
+  local records=$'^( +[0-9]+K, +[0-9]+K/s\r)*'
+  assert_equal "${#lines[@]}" 2
+  assert_line --index 0 --regexp "${records}buffer: SIGTERM: stopping; reading has stopped, writing out the [0-9]+ bytes still queued \([0-9]+ blocks?\); a second signal abandons them\$"
+  assert_line --index 1 --regexp "${records}buffer: stopped by SIGTERM after the queue was written out: 102400 bytes reached $BATS_TEST_TMPDIR/out, all that was read\$"
 }
 
 @test "buffer: after a read error, -t prints what 1.19 prints: the error alone" {

@@ -1079,7 +1079,10 @@ EOF2
   RSH_STANDIN_SERVER=$PWD/dump-server run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f h:/dev/zero tell
   assert_equal "$status" 2
   assert_equal "$stderr" "h:/dev/zero: Inappropriate ioctl for device"
+  # The server did open the drive through the shim, so the log holds every call.
+  assert_file_exists "$BATS_TEST_TMPDIR/calls.log"
   run cat calls.log
+  assert_line --index 0 "open rdonly"
   refute_output --partial "op=24"
   refute_output --partial "MTIOCPOS"
 }

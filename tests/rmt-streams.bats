@@ -262,12 +262,29 @@ EOF
   run --separate-stderr "$BUFFER" --streams 0 -i in -o /dev/null
   assert_failure
   assert_equal "$stderr" "buffer: invalid --streams '0': 1 to 16, or auto"
+  run --separate-stderr "$BUFFER" --streams 17 -i in -o /dev/null
+  assert_failure
+  assert_equal "$stderr" "buffer: invalid --streams '17': 1 to 16, or auto"
   run --separate-stderr "$REBLOCK" --streams many -i in -o /dev/null
   assert_equal "$status" 2
   assert_regex "$stderr" "--streams"
-  # auto over a link of no delay is one stream.
+  run --separate-stderr "$REBLOCK" --streams 17 -i in -o /dev/null
+  assert_equal "$status" 2
+  assert_equal "${stderr_lines[0]}" "reblock: invalid --streams '17': out of range"
+  # 16, the most, is taken (a local output has no use for it, and copies).
+  run --separate-stderr "$BUFFER" -s 10k --streams 16 -i in -o b16
+  assert_success
+  assert_equal "$stderr" ""
+  cmp in b16
+  run --separate-stderr "$REBLOCK" -s 10k --streams 16 -i in -o r16
+  assert_success
+  assert_equal "$stderr" ""
+  cmp in r16
+  # auto over a link of no delay is one stream: the session is logged,
+  # without a streams= field.
   "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/a.tap"
-  run ! grep -q 'streams=' rmt.log
+  grep -q 'a.tap' rmt.log
+  run -1 grep -q 'streams=' rmt.log
 }
 
 @test "streams: auto sizes by the least of several round trips, not one delayed by a busy machine" {

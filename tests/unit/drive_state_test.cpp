@@ -40,8 +40,12 @@ TEST(DriveState, WhatIsSavedLoadsBackTheSame) {
   s.recovery = {600008, 448568, true, 1};
   tk::DriveState back = tk::parse_drive_state(tk::format_drive_state(s), "x");
   EXPECT_EQ(back.offset, 1000u);
+  EXPECT_EQ(back.file, 2);
+  EXPECT_EQ(back.block, 3);
   EXPECT_EQ(back.lba, 7);
   EXPECT_EQ(back.eof, tk::EofState::early_warning);
+  EXPECT_EQ(back.block_size, 512u);
+  EXPECT_EQ(back.density, 0x5au);
   EXPECT_TRUE(back.writing);
   EXPECT_EQ(back.image_inode, 42u);
   ASSERT_TRUE(back.recovered);

@@ -701,7 +701,11 @@ EOF
 mt: The tape is write-protected."
 }
 
-@test "mt: weof failing on a writable tape does not claim write protection" {
+@test "mt: weof or wset failing on a writable tape does not claim write protection" {
+  # MTWEOF is op 5, MTWSM (wset) op 27; the drive's status has no WR_PROT.
+  FAKE_ST_FAIL=5:5 fake run --separate-stderr "$MT" -f /dev/zero weof
+  assert_equal "$status" 2
+  assert_equal "$stderr" "/dev/zero: Input/output error"
   FAKE_ST_FAIL=27:5 fake run --separate-stderr "$MT" -f /dev/zero wset
   assert_equal "$status" 2
   assert_equal "$stderr" "/dev/zero: Input/output error"

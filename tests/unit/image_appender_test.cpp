@@ -19,6 +19,7 @@
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
 #include "../../lib/tape/simh_format.hpp"
+#include "disk_dir.hpp"
 
 namespace {
 
@@ -56,9 +57,8 @@ class FileSizeLimit {
 class ImageAppenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir[] = "/tmp/image-appender-unit-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
+    dir_ = tk_test::make_disk_dir("image-appender-unit");
+    ASSERT_FALSE(dir_.empty());
     path_ = dir_ + "/t.tap";
     fd_ = tk::open_file(path_, O_RDWR | O_CREAT, 0666);
     reader_ = tk::simh::ImageReader(fd_.get(), 0);

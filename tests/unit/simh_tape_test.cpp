@@ -8,25 +8,23 @@
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
-#include <linux/magic.h>
 #include <span>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
+#include "disk_dir.hpp"
 
 namespace {
 
 class SimhTapeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir[] = "/tmp/simh-tape-unit-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
+    dir_ = tk_test::make_disk_dir("simh-tape-unit");
+    ASSERT_FALSE(dir_.empty());
     image_ = dir_ + "/t.tap";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -134,10 +132,8 @@ std::uint64_t allocated(const std::string& path) {
 }
 
 TEST_F(SimhTapeTest, WhileWritingTheImageHoldsWholeWindowsAndCloseFreesTheBlocksReservedAhead) {
-  struct statfs fs {};
-  ASSERT_EQ(::statfs(dir_.c_str(), &fs), 0);
   // Staging needs a file system whose reservations hold (ext4, xfs).
-  bool reserves = fs.f_type == EXT4_SUPER_MAGIC || fs.f_type == XFS_SUPER_MAGIC;
+  bool reserves = tk_test::on_staging_file_system(dir_);
   if (reserves) {
     std::string probe = dir_ + "/probe";
     tk::Fd fd = tk::open_file(probe, O_RDWR | O_CREAT, 0666);

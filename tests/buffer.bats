@@ -304,6 +304,30 @@ wait_buffer() {
   assert_equal "${#lines[@]}" 2
 }
 
+@test "buffer: a signal after the whole input was read is announced too, and the run ends with why" {
+  tapekit_only
+  head -c 102400 "$DATA" >"$BATS_TEST_TMPDIR/sent"
+  # The input is read at once; the writer takes 50 ms a block, 0.5 s in all.
+  setsid "$BUFFER" -s 10k -u 50000 -i "$BATS_TEST_TMPDIR/sent" -o "$BATS_TEST_TMPDIR/out" \
+    2>"$BATS_TEST_TMPDIR/err" &
+  BUFFER_PID=$!
+  start_watchdog "$BUFFER_PID"
+  local i
+  for i in $(seq 100); do
+    [ "$(awk '/^rchar/ {print $2}' /proc/"$BUFFER_PID"/io 2>/dev/null || echo 0)" -ge 102400 ] && break
+    sleep 0.02
+  done
+  sleep 0.1  # the reader has seen the end of the input
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  assert_equal "$(sha "$BATS_TEST_TMPDIR/out")" "$(sha "$BATS_TEST_TMPDIR/sent")"
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_line --index 0 --regexp "^buffer: SIGTERM: stopping; the input has ended, writing out the [0-9]+ bytes still queued \([0-9]+ blocks?\); a second signal abandons them$"
+  assert_line --index 1 "buffer: stopped by SIGTERM after the queue was written out: 102400 bytes reached $BATS_TEST_TMPDIR/out, all that was read"
+  assert_equal "${#lines[@]}" 2
+}
+
 @test "buffer: SIGINT to the process group (Ctrl-C) drains the queue too" {
   tapekit_only
   start_draining_buffer

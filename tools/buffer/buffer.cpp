@@ -865,20 +865,21 @@ class Reader {
     // A stop from the --timeout watchdog has said why above; the words for a
     // stop signal are for signals.
     bool signalled = stopped && !g_input_stalled;
+    const int signals_announced = signalled ? static_cast<int>(g_signals) : 0;
     if (stopped && !g_drain) {
       if (signalled)
         print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
                      queued_text() + " are abandoned\n");
       abandon_queue();
-      return finish_writer(kExitRuntime);
+      return finish_writer(kExitRuntime, std::max(signals_announced, 1), /*abandoned=*/true);
     }
     if (signalled)
       print_stderr("buffer: " + stop_signal_name() + ": stopping; reading has stopped, writing out " +
                    "the " + queued_text() + "; a second signal abandons them\n");
     ring_.finish_input(read_error.empty() && !stopped);
     if (options_.debug) print_stderr("R: Exiting reader\n");
-    int status = finish_writer(stopped ? kExitRuntime : kExitOk);
-    if (signalled && writer_drained_)
+    int status = finish_writer(stopped ? kExitRuntime : kExitOk, signals_announced);
+    if ((signalled || late_stop_announced_) && writer_drained_)
       print_stderr("buffer: stopped by " + stop_signal_name() + " after the queue was written out: " +
                    std::to_string(ring_.stats().bytes_out) + " bytes reached " + output_name() +
                    ", all that was read\n");
@@ -1077,16 +1078,52 @@ class Reader {
   // queue; after that, a signal kills the writer only if it has made no
   // progress since the signal before (stuck in the kernel on a dead device
   // or mount): a writer that is still closing its output is never killed.
-  int finish_writer(int status) {
+  // A first signal that comes only now, the input already read, is said as
+  // one during reading is: a stop must never be silent.
+  int finish_writer(int status, int signals_announced, bool abandoned = false) {
     g_final_wait = 1;
-    int signals_seen = g_signals;
-    bool abandoning = false;
+    int signals_seen = signals_announced;
+    bool abandoning = abandoned;
     bool killed = false;
     std::uint64_t steps = 0;
+    auto take_new_signals = [&](bool writer_done) {
+      if (g_signals <= signals_seen) return;
+      if (signals_seen == 0 && g_signals == 1) {
+        if (g_drain || writer_done) {
+          print_stderr("buffer: " + stop_signal_name() + ": stopping; the input has ended, writing out " +
+                       "the " + queued_text() + "; a second signal abandons them\n");
+          late_stop_announced_ = true;
+        } else {
+          abandoning = true;
+          print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
+                       queued_text() + " are abandoned\n");
+          abandon_queue();
+        }
+      } else if (writer_done) {
+        // Nothing is left to abandon or to kill.
+      } else if (!abandoning) {
+        abandoning = true;
+        print_stderr("buffer: a second " + stop_signal_name() + ": abandoning the " +
+                     queued_text() + "\n");
+        abandon_queue();
+      } else if (ring_.consumer_steps() == steps) {
+        ring_.set_consumer_reported();
+        ::kill(writer_.pid(), SIGKILL);
+        killed = true;
+      } else {
+        ::kill(writer_.pid(), SIGUSR1);
+      }
+      steps = ring_.consumer_steps();
+      signals_seen = g_signals;
+      status = kExitRuntime;
+    };
     for (;;) {
       clear_stop();
+      take_new_signals(false);
       try {
         int writer_status = writer_.wait();
+        // A signal just before the wait began did not interrupt it.
+        take_new_signals(true);
         if (killed) {
           // What it had handed to the output is an upper bound: an output
           // that buffers (a tape image) lost what it had not yet stored.
@@ -1105,23 +1142,7 @@ class Reader {
         }
         return status;
       } catch (const Interrupted&) {
-        if (g_signals > signals_seen && (signals_seen > 0 || g_signals >= 2)) {
-          if (!abandoning) {
-            abandoning = true;
-            print_stderr("buffer: a second " + stop_signal_name() + ": abandoning the " +
-                         queued_text() + "\n");
-            abandon_queue();
-          } else if (ring_.consumer_steps() == steps) {
-            ring_.set_consumer_reported();
-            ::kill(writer_.pid(), SIGKILL);
-            killed = true;
-          } else {
-            ::kill(writer_.pid(), SIGUSR1);
-          }
-          steps = ring_.consumer_steps();
-        }
-        signals_seen = g_signals;
-        status = kExitRuntime;
+        // Taken at the top of the loop.
       }
     }
   }
@@ -1148,6 +1169,7 @@ class Reader {
   std::uint64_t bytes_read_ = 0;
   std::uint64_t next_gib_ = kGiB;
   bool writer_drained_ = false;  // the writer wrote out the whole queue and ended well
+  bool late_stop_announced_ = false;  // a first signal came after the input had ended
   std::size_t volume_ = 1;          // the input volume being read
   std::uint64_t volume_bytes_ = 0;  // bytes read from it
   std::string volume_error_;        // why changing input volumes failed

@@ -525,6 +525,13 @@ count_watches() {
   assert_output --partial 'in=3 out=5'
 }
 
+@test "rmt: the log line shows an open that was refused or failed, and why" {
+  printf 'Odata\n1 O_WRONLY\nOmissing/x\n0\nOdata\nrw\nOdata\n0\n' >in.bin
+  "$RMT" --log rmt.log --read-only <in.bin >out
+  run cat rmt.log
+  assert_output --partial 'open=["data" failed: Read-only file system; "missing/x" 0 O_RDONLY|O_NOCTTY failed: No such file or directory; "data" refused: Invalid argument; "data" 0 O_RDONLY|O_NOCTTY] requests=4'
+}
+
 @test "rmt: --debug-log records requests and replies only when asked" {
   serve $'Odata\n0\nR2\n' --debug-log dbg
   run cat dbg

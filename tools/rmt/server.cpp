@@ -258,6 +258,7 @@ class Session {
   // Adds to the log's list of opens, which stays bounded however many O
   // requests a session makes.
   void note_open(const std::string& text, bool new_entry = true);
+  void open_noted(const rmt::Request& r);  // open() after the name is noted
   std::byte* record_buffer(std::size_t size);
 
   const ServerOptions& options_;
@@ -412,6 +413,22 @@ void Session::premature_eof() {
 void Session::open(const rmt::Request& r) {
   const std::string& device = r.lines[0];
   note_open(quoted(device.substr(0, 256)));
+  // The log shows a refused or failed open as such, not as one that was served.
+  try {
+    open_noted(r);
+  } catch (const Refusal& f) {
+    note_open(std::string(" refused: ") + std::strerror(f.errnum), false);
+    throw;
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    note_open(std::string(" failed: ") + std::strerror(e.errnum()), false);
+    throw;
+  }
+}
+
+void Session::open_noted(const rmt::Request& r) {
+  const std::string& device = r.lines[0];
   if (r.too_long[0]) throw Refusal{ENAMETOOLONG, "File name too long"};
   if (r.too_long[1]) throw Refusal{EINVAL, "Invalid open mode"};
   auto flags = rmt::parse_open_flags(r.lines[1]);

@@ -867,7 +867,7 @@ EOF2
   assert_equal "$(sha got)" "$(head -c $((8 * 262144)) data | sha)"
 }
 
-@test "tape: the open after a writer killed mid-tape completes its close: cut record removed, filemark written, drive past it" {
+@test "tape: the next writer completes a killed writer's close: cut record removed, filemark written, drive past it" {
   on_disk
   tapectl t.tap write 600000 600000 : hold ready 60 3>&- &
   holder=$!
@@ -877,22 +877,24 @@ EOF2
   holder=
   # The first 1 MiB window reached the image; the second record is cut in it.
   assert_equal "$(stat -c %s t.tap)" 1048576
+  # verify only reads: it shows the damage and what the next writer will do.
   run "$MT" -f t.tap verify
-  assert_success
-  assert_line --index 0 "t.tap: no structural errors"
-  assert_line --index 1 "t.tap: the drive completed a write session whose writer never closed it (killed, or power lost): 448568 bytes of a record cut short were removed at offset 600008, the filemark its close would have written was written, and the drive was left at file 1"
-  run simh_dump t.tap
-  assert_output "600000 TM"
-  run "$MT" -f t.tap status
-  assert_line --index 1 "File number=1, block number=0, partition=0."
+  assert_failure 2
+  assert_line --index 0 "t.tap: damaged at byte offset 600008: record of 600000 bytes cut short by the end of the image (object 2)"
+  assert_line --index 1 "t.tap: a write session was left unfinished (its writer killed, or power lost); the next open for writing completes it, removing the 448568 bytes cut short at offset 600008 and writing its filemark"
+  assert_equal "$(stat -c %s t.tap)" 1048576
   # The next ordinary backup goes after it; nothing earlier is overwritten.
   run tapectl t.tap write 100
   assert_success
   run simh_dump t.tap
   assert_output "600000 TM 100 TM"
+  run "$MT" -f t.tap verify
+  assert_success
+  assert_line --index 0 "t.tap: no structural errors"
+  assert_line --index 1 "t.tap: the drive completed a write session whose writer never closed it (killed, or power lost): 448568 bytes of a record cut short were removed at offset 600008, the filemark its close would have written was written, and the drive was left at file 1"
 }
 
-@test "tape: any open completes a killed writer's session, a read-only one too" {
+@test "tape: a read-only open leaves a killed writer's session to the next writer and says so" {
   on_disk
   tapectl t.tap write 500 fm 600000 600000 : hold ready 60 3>&- &
   holder=$!
@@ -900,9 +902,15 @@ EOF2
   kill -KILL "$holder"
   wait "$holder" || true
   holder=
-  run "$MT" -f t.tap status
+  run --separate-stderr "$MT" -f t.tap status
   assert_success
-  assert_line --index 1 "File number=2, block number=0, partition=0."
+  # Where the session began: file 1, its records not yet closed by a filemark.
+  assert_equal "${lines[1]}" "File number=1, block number=0, partition=0."
+  assert_equal "$stderr" "mt: t.tap: a write session was left unfinished (its writer killed, or power lost); the next open for writing completes it, removing the 448056 bytes cut short at offset 600520 and writing its filemark"
+  assert_equal "$(stat -c %s t.tap)" 1048576
+  run --separate-stderr "$MT" -f t.tap weof 0
+  assert_success
+  assert_equal "$stderr" "mt: t.tap: completed a write session left unfinished (its writer killed, or power lost): removed the 448056 bytes cut short at offset 600520, wrote the filemark its close would have written"
   run simh_dump t.tap
   assert_output "500 TM 600000 TM"
 }
@@ -916,9 +924,12 @@ EOF2
   wait "$holder" || true
   holder=
   cp t.tap copy && mv copy t.tap
-  run "$MT" -f t.tap status
+  run --separate-stderr "$MT" -f t.tap status
   assert_success
-  assert_line --index 1 "File number=0, block number=0, partition=0."
+  assert_equal "$stderr" "mt: t.tap: another file has taken the image's name since, so nothing of it was cut: the image loads at BOT as a cartridge new to the drive"
+  assert_equal "${lines[1]}" "File number=0, block number=0, partition=0."
+  run tapectl -w t.tap status
+  assert_success
   # Nothing was cut or added: the restored file is as it came.
   assert_equal "$(stat -c %s t.tap)" 1048576
   run "$MT" -f t.tap verify

@@ -48,10 +48,23 @@ const char* inconsistency(const DriveState& s) {
   if (s.density > 0xFF) return "density is not a density code";
   if (s.capacity > largest_offset) return "capacity beyond any image";
   if (s.image_mtime_ns < -1) return "image mtime negative";
+  // recovery.file is -1 when the drive's file number was unknown (after a
+  // seek), as the drive writes it: that state must load.
   if (s.recovered &&
       (s.recovery.cut_at > largest_offset || s.recovery.cut_bytes > largest_offset ||
-       s.recovery.file < -1 || static_cast<std::uint64_t>(s.recovery.file) > largest_offset))
+       s.recovery.file < -1 || s.recovery.file > static_cast<std::int64_t>(largest_offset)))
     return "recovery record out of range";
+  const WriteSession& w = s.session;
+  if (s.writing && w.known) {
+    if (w.start > largest_offset) return "session start beyond any image";
+    if (w.lba < 0 || static_cast<std::uint64_t>(w.lba) > w.start / 4)
+      return "session lba not reachable at its start";
+    if (!reachable_count(w.file, w.lba) || !reachable_count(w.block, w.lba))
+      return "session file or block not reachable at its start";
+    if (w.first_bytes.size() > 64 || w.first_bytes.size() % 2 != 0 ||
+        w.first_bytes.find_first_not_of("0123456789abcdef") != std::string::npos)
+      return "session first bytes are not hex";
+  }
   return nullptr;
 }
 
@@ -84,6 +97,18 @@ std::string format_drive_state(const DriveState& s) {
   add("image-mtime", std::to_string(s.image_mtime_ns));
   flag("writing", s.writing);
   if (s.writing) add("image-inode", std::to_string(s.image_inode));
+  if (s.writing && s.session.known) {
+    const WriteSession& w = s.session;
+    add("session-start", std::to_string(w.start));
+    add("session-file", std::to_string(w.file));
+    add("session-block", std::to_string(w.block));
+    add("session-lba", std::to_string(w.lba));
+    add("session-before", std::to_string(w.before));
+    if (w.first_known) {
+      add("session-first-word", std::to_string(w.first_word));
+      add("session-first-bytes", w.first_bytes.empty() ? "-" : w.first_bytes);
+    }
+  }
   if (s.recovered) {
     add("recovered-cut-at", std::to_string(s.recovery.cut_at));
     add("recovered-cut-bytes", std::to_string(s.recovery.cut_bytes));
@@ -128,6 +153,19 @@ DriveState parse_drive_state(std::string_view text, const std::string& path) {
     else if (key == "locked") flag(s.locked);
     else if (key == "writing") flag(s.writing);
     else if (key == "image-inode") ok = parse_number(value, s.image_inode);
+    else if (key == "session-start") {
+      ok = parse_number(value, s.session.start);
+      s.session.known = true;
+    }
+    else if (key == "session-file") ok = parse_number(value, s.session.file);
+    else if (key == "session-block") ok = parse_number(value, s.session.block);
+    else if (key == "session-lba") ok = parse_number(value, s.session.lba);
+    else if (key == "session-before") ok = parse_number(value, s.session.before);
+    else if (key == "session-first-word") {
+      ok = parse_number(value, s.session.first_word);
+      s.session.first_known = true;
+    }
+    else if (key == "session-first-bytes") s.session.first_bytes = value == "-" ? "" : std::string(value);
     else if (key == "recovered-cut-at") {
       ok = parse_number(value, s.recovery.cut_at);
       s.recovered = true;
@@ -153,14 +191,20 @@ DriveState parse_drive_state(std::string_view text, const std::string& path) {
 
 DriveState load_drive_state(int dir_fd, const std::string& path) {
   // The drive's memory is never reached through a symlink (rmt's --allow
-  // confines names; a planted link must not redirect the state).
-  int fd = retry_eintr(
-      [&] { return ::openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); });
+  // confines names; a planted link must not redirect the state), and never
+  // waits: a FIFO or device planted under its name is refused, not opened
+  // for a read that would block with the image's lock held.
+  int fd = retry_eintr([&] {
+    return ::openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  });
   if (fd == -1) {
     if (errno == ENOENT) return DriveState{};
     throw_errno("open " + path);
   }
   Fd owner(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
+  if (!S_ISREG(st.st_mode)) throw state_error(path, "not a regular file");
   // A state file is a few hundred bytes; anything near this is not one.
   std::string text(8192, '\0');
   std::size_t n = read_full(fd, std::as_writable_bytes(std::span(text)), path);
@@ -169,7 +213,8 @@ DriveState load_drive_state(int dir_fd, const std::string& path) {
   return parse_drive_state(text, path);
 }
 
-void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, mode_t mode) {
+void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, mode_t mode,
+                      const struct stat* image) {
   std::string tmp = path + std::string(temporary_suffix);
   std::string text = format_drive_state(s);
   // A leftover (a crash between create and rename) or a planted name goes
@@ -182,6 +227,14 @@ void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, 
     if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + tmp);
     if (st.st_nlink != 1 || !S_ISREG(st.st_mode))
       throw Error(EEXIST, "create " + tmp + " (linked elsewhere since it was created)");
+    if (image != nullptr) {
+      // The drive belongs with the cartridge: whoever saves it (root, or a
+      // member of the image's group), its owner can still load and save it.
+      // Only root may give a file away; others keep the mode at least.
+      if (::fchown(fd.get(), image->st_uid, image->st_gid) == -1 && errno != EPERM)
+        throw_errno("chown " + tmp);
+      if (::fchmod(fd.get(), image->st_mode & 0666) == -1) throw_errno("chmod " + tmp);
+    }
     write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
     fd.close("close " + tmp);
     if (::renameat(dir_fd, tmp.c_str(), dir_fd, path.c_str()) == -1) throw_errno("rename " + tmp);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 namespace tk {
@@ -20,6 +21,22 @@ struct Recovery {
   std::uint64_t cut_bytes = 0;  // bytes removed from there to the old end
   bool wrote_filemark = false;  // the filemark the writer's close would have written
   std::int64_t file = -1;       // the file number the drive was left after
+};
+
+// What a writer records before it changes the image, so that whoever later
+// finds the session unfinished can prove the image is still the one it was
+// writing before cutting anything: the bytes before the session's start are
+// unchanged, and the session's first object is the one it was writing.
+struct WriteSession {
+  bool known = false;         // recorded (a state from before these fields is not)
+  std::uint64_t start = 0;    // offset of the session's first object (the image was cut there)
+  std::int64_t file = 0;      // the position's counts at start
+  std::int64_t block = 0;
+  std::int64_t lba = 0;
+  std::uint64_t before = 0;   // digest of the image's bytes just before start
+  bool first_known = false;   // what the session writes first (an erase writes nothing)
+  std::uint32_t first_word = 0;  // its length word (0: a filemark)
+  std::string first_bytes;    // its first data bytes, lowercase hex (at most 32 bytes)
 };
 
 struct DriveState {
@@ -49,6 +66,7 @@ struct DriveState {
   // The image's inode when writing began, so a crashed session is never
   // "completed" on a different file put in its place.
   std::uint64_t image_inode = 0;
+  WriteSession session;  // meaningful while writing
   bool recovered = false;  // recovery below is meaningful
   Recovery recovery;
 
@@ -66,14 +84,18 @@ struct DriveState {
 std::string format_drive_state(const DriveState& s);
 DriveState parse_drive_state(std::string_view text, const std::string& path);
 
-// Reads path (relative to dir_fd; never through a symbolic link). No file is
-// a loaded cartridge at BOT (design.md decision 2).
+// Reads path (relative to dir_fd; never through a symbolic link, and never
+// anything but a regular file: EINVAL naming it). No file is a loaded
+// cartridge at BOT (design.md decision 2).
 DriveState load_drive_state(int dir_fd, const std::string& path);
 
 // Replaces path in one rename, so a crash never leaves half of a state. The
 // temporary PATH.tmp is created exclusively (a planted file or hard link of
-// that name is removed, never written through) with mode for a new file.
-void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, mode_t mode);
+// that name is removed, never written through) with mode for a new file, or,
+// given the image's stat, with the image's owner (where permitted) and its
+// read and write bits.
+void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, mode_t mode,
+                      const struct stat* image = nullptr);
 
 // ENAMETOOLONG naming the state file when path's sidecar names (PATH.state,
 // PATH.state.tmp) cannot exist, so nothing is created for an image whose

@@ -113,8 +113,11 @@ Object ImageReader::frame_forward(std::uint64_t start, std::uint32_t lead) {
     if (tight <= size_ && word_at(tight - 4, trail) && trail == lead)
       return record(start, tight, lead);
   }
-  if (end > size_ && ((length & 1) == 0 || start + 8 + length > size_))
-    return invalid_at(start, "record of " + std::to_string(length) + " bytes cut short by the end of the image");
+  if (end > size_ && ((length & 1) == 0 || start + 8 + length > size_)) {
+    Object o = invalid_at(start, "record of " + std::to_string(length) + " bytes cut short by the end of the image");
+    o.cut_short = true;
+    return o;
+  }
   return invalid_at(start, "trailing length " + hex(trail) + " does not match leading length " + hex(lead));
 }
 
@@ -122,7 +125,11 @@ Object ImageReader::next(std::uint64_t pos, bool frame) {
   for (;;) {
     if (pos >= size_) return marker(Kind::end_of_data, pos, pos);
     std::uint32_t word = 0;
-    if (!word_at(pos, word)) return invalid_at(pos, "length word cut short by the end of the image");
+    if (!word_at(pos, word)) {
+      Object o = invalid_at(pos, "length word cut short by the end of the image");
+      o.cut_short = true;
+      return o;
+    }
     switch (classify(word)) {
       case WordKind::gap: pos += 4; continue;
       case WordKind::half_gap:

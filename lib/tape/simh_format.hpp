@@ -57,6 +57,9 @@ struct Object {
   std::uint64_t end = 0;    // offset just past the object
   std::uint32_t length = 0;  // data bytes of a record
   std::string problem;       // for invalid: what is wrong at start
+  // For invalid: the object is sound as far as the image goes and the image
+  // ends inside it, as a writer stopped mid-write leaves it.
+  bool cut_short = false;
   bool is_record() const noexcept { return kind == Kind::record || kind == Kind::bad_record; }
 };
 

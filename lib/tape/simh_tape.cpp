@@ -61,7 +61,7 @@ class SimhTape final : public Tape {
   // dir: the directory path is relative to (owned), or invalid for the
   // working directory.
   SimhTape(const std::string& path, Fd dir, Fd fd, DriveState state, bool readable, bool writable,
-           int write_errno, bool file_protected, mode_t create_mode)
+           int write_errno, bool file_protected, bool saves_state, mode_t create_mode)
       : Tape(path),
         create_mode_(create_mode),
         state_path_(simh_state_path(path)),
@@ -74,6 +74,7 @@ class SimhTape final : public Tape {
         fd_writable_(writable || write_errno == EACCES),
         write_errno_(write_errno),
         file_protected_(file_protected),
+        saves_state_(saves_state),
         appender_(fd_.get(), path, image_, writable, state.capacity) {}
 
   ~SimhTape() override {
@@ -109,7 +110,10 @@ class SimhTape final : public Tape {
     if (state_.eof == EofState::overflow) throw Error(EIO, "write " + name(), 0);
     request_start_ = here();
     if (!last_write_ && state_.offset == 0 && !state_.compression_set) apply_default_compression();
-    if (!last_write_) truncate_here();
+    if (!last_write_) {
+      auto first = data.first(b == 0 ? data.size() : b);
+      truncate_here({true, simh::record_word(static_cast<std::uint32_t>(first.size()), false), first});
+    }
     last_write_ = true;
     if (b == 0) {
       write_record(data, 0);
@@ -227,7 +231,9 @@ class SimhTape final : public Tape {
       throw;
     }
     appender_.release();
-    state_.writing = false;
+    // Only the session this open began is finished here; one left by a
+    // killed writer stays for the next writer to complete.
+    if (own_session_) state_.writing = false;
     save();
     fd_.close("close " + name());
   }
@@ -272,10 +278,19 @@ class SimhTape final : public Tape {
 
   int dir_fd() const noexcept { return dir_.valid() ? dir_.get() : AT_FDCWD; }
 
+  // The image's owner and mode, for a state file made anew.
+  struct stat image_stat() const {
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) == -1) throw_errno("stat " + name());
+    return st;
+  }
+
   void save() {
+    if (!saves_state_) return;
     state_.image_mtime_ns = image_mtime_ns(fd_.get());
     try {
-      save_drive_state(dir_fd(), state_path_, state_, create_mode_);
+      const struct stat st = image_stat();
+      save_drive_state(dir_fd(), state_path_, state_, create_mode_, &st);
     } catch (const Error&) {
       // A read-only image in a read-only place can still be read; its
       // position just does not persist.
@@ -284,9 +299,11 @@ class SimhTape final : public Tape {
   }
 
   void save_quietly() noexcept {
+    if (!saves_state_) return;
     state_.image_mtime_ns = image_mtime_ns(fd_.get());
     try {
-      save_drive_state(dir_fd(), state_path_, state_, create_mode_);
+      const struct stat st = image_stat();
+      save_drive_state(dir_fd(), state_path_, state_, create_mode_, &st);
     } catch (const std::exception&) {
       // Already reporting the failure that got us here.
     }
@@ -443,28 +460,30 @@ class SimhTape final : public Tape {
   // --- writing ---
 
   // Before the image changes, the state says a write session is under way
-  // from this boundary on, so that a writer killed before its close is told
-  // apart from an image changed elsewhere, and its close completed by the
-  // next open (session_recovery.hpp).
-  void mark_write_session() {
-    if (state_.writing) return;
-    struct stat st {};
-    if (::fstat(fd_.get(), &st) == -1) throw_errno("stat " + name());
-    state_.writing = true;
-    state_.image_inode = static_cast<std::uint64_t>(st.st_ino);
+  // from this boundary on and what it will find there, so that a writer
+  // killed before its close is told apart from an image changed elsewhere,
+  // and its close completed by the next writer (session_recovery.hpp). A
+  // session marked further on is marked again from here: everything from
+  // its start must chain from what it wrote.
+  void mark_write_session(const FirstObject& first) {
+    if (own_session_ && state_.offset >= state_.session.start) return;
+    const DriveState before = state_;
     try {
-      save_drive_state(dir_fd(), state_path_, state_, create_mode_);
+      const struct stat st = image_stat();
+      begin_write_session(fd_.get(), static_cast<std::uint64_t>(st.st_ino), first, state_, name());
+      save_drive_state(dir_fd(), state_path_, state_, create_mode_, &st);
     } catch (const Error& e) {
       // Nothing may be written that a crash could not account for; and the
       // bytes the state file took are none of the caller's record.
-      state_.writing = false;
+      state_ = before;
       throw Error(e.errnum(), "write " + name() + " (saving its drive state: " + e.context() + ")");
     }
+    own_session_ = true;
   }
 
   // A write ends the tape where it happens (design.md: new EOD).
-  void truncate_here() {
-    mark_write_session();
+  void truncate_here(const FirstObject& first) {
+    mark_write_session(first);
     appender_.truncate(state_.offset);
   }
 
@@ -566,7 +585,7 @@ class SimhTape final : public Tape {
 
   void write_filemarks(int count) {
     if (!writable_) throw Error(write_errno_ == EBADF ? EACCES : write_errno_, "weof " + name());
-    truncate_here();
+    truncate_here(count > 0 ? FirstObject{true, simh::mark_word, {}} : FirstObject{});
     last_write_ = false;
     if (count <= 0) return;
     // One request cannot fill the disk: a drive would need hours for this
@@ -827,7 +846,7 @@ class SimhTape final : public Tape {
 
   void op_erase(const std::string& what) {
     if (!writable_) throw Error(write_errno_ == EBADF ? EACCES : write_errno_, what);
-    truncate_here();
+    truncate_here({});
     state_.eof = EofState::none;
   }
 
@@ -879,6 +898,11 @@ class SimhTape final : public Tape {
   bool fd_writable_;
   int write_errno_;
   bool file_protected_;
+  // Whether this open may replace the state file: one that may not write
+  // the image (another user's, a read-only place) never takes the drive's
+  // memory from its owner.
+  bool saves_state_;
+  bool own_session_ = false;  // this open marked the write session in state_
   bool last_write_ = false;  // st's "rw == ST_WRITING": close adds a filemark
   std::vector<std::byte> ahead_;
   std::size_t ahead_pos_ = 0;
@@ -909,15 +933,18 @@ bool same_file(int a, int b) noexcept {
 }
 
 // A file named *.tap that is no SIMH image (a tar file some other rmt wrote
-// under that name, say) must not be taken for a damaged tape, nor written
-// over: its first object is not even one. A first record cut short by the
-// end of the file is a damaged image, which spacing and writing can mend.
+// under that name, a gzip archive) must not be taken for a damaged tape, nor
+// written over. A file the drive has never seen is an image when its objects
+// chain from the start to a filemark, an end-of-medium marker or the clean
+// end of the file, or when at least its first record is whole (both length
+// words agree: chance alone does that once in 2^32): damage after that is
+// an image's, which reading reports and spacing and writing can mend. Random
+// bytes may well begin with a length word whose record runs past the end
+// (gzip's magic reads as 560 927 bytes): that alone is no image.
 void refuse_foreign_file(int fd, std::uint64_t size, const std::string& path) {
-  if (size == 0) return;
   simh::ImageReader image(fd, size);
   Object first = image.next(0);
-  if (first.kind != Kind::invalid || first.problem.find("cut short by the end") != std::string::npos)
-    return;
+  if (first.kind != Kind::invalid) return;
   unsigned char head[8] = {};
   ssize_t n = ::pread(fd, head, sizeof head, 0);
   std::string found;
@@ -929,45 +956,100 @@ void refuse_foreign_file(int fd, std::uint64_t size, const std::string& path) {
                      EMEDIUMTYPE);
 }
 
-// The drive's state for the locked image fd, with a session its writer never
-// closed completed first. That close belongs to the dead writer, so any
-// opener does it, a reader too, when it may write the image (a reader that
-// may not sees the tape where the unfinished session was last saved).
-DriveState load_completed_state(int dir_fd, const std::string& path, int fd, mode_t mode) {
+// The state file's trouble, in the words of the image's open: tools print
+// the open's context, and the operator must learn which file to look at.
+DriveState load_state_for(int dir_fd, const std::string& path) {
   const std::string state_path = simh_state_path(path);
-  DriveState state = load_drive_state(dir_fd, state_path);
+  try {
+    return load_drive_state(dir_fd, state_path);
+  } catch (const Error& e) {
+    throw DamagedImage("open " + path, "its drive state " + state_path + " is unusable: " + e.what(),
+                       e.errnum());
+  }
+}
+
+struct LoadedState {
+  DriveState state;
+  std::string pending;  // a session left unfinished, for the next writer to complete
+};
+
+// The drive's state for the locked image fd. A session its writer never
+// closed is completed first, by an open that may write the image and only
+// once the image is proven to be the one that session wrote; an open that
+// may not is told, and sees the tape where the session was last saved.
+LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mode_t mode,
+                                 bool may_complete, const OpenOptions::Warn& warn) {
+  const std::string state_path = simh_state_path(path);
+  LoadedState loaded{load_state_for(dir_fd, path), {}};
+  DriveState& state = loaded.state;
   struct stat st {};
   if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  const std::int64_t mtime = mtime_ns(st);
-  // A cartridge new to the drive: no state, the image changed behind the
-  // drive's back, or (after a crash) another file in its place. It loads at
-  // BOT, once it is seen to be an image at all; a crashed session on some
-  // other file is nothing to complete.
-  const bool known = state.offset <= size &&
-                     (state.writing ? state.image_inode == static_cast<std::uint64_t>(st.st_ino)
-                                    : state.image_mtime_ns >= 0 && state.image_mtime_ns == mtime);
+  auto say = [&](const std::string& text) {
+    if (warn) warn(path + ": " + text);
+  };
+  if (state.writing) {
+    SessionFindings found =
+        examine_interrupted_session(fd, size, static_cast<std::uint64_t>(st.st_ino), state);
+    if (found.ours) {
+      // The repair goes through a descriptor of its own: the caller's may
+      // be read-only, and the lock it holds already covers this one.
+      Fd repair;
+      if (may_complete) {
+        int rw = retry_eintr(
+            [&] { return ::openat(dir_fd, path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW); });
+        if (rw == -1 && errno != EACCES && errno != EROFS && errno != EPERM)
+          throw_syscall_error("open " + path);
+        if (rw != -1) repair = Fd(rw);
+      }
+      if (!repair.valid() || !same_file(repair.get(), fd)) {
+        loaded.pending = describe_pending_session(found);
+        say(loaded.pending);
+        // Saved past what the image now holds (staged records lost with
+        // their writer): the reader is put where the session began.
+        if (state.offset > size) {
+          state.offset = state.session.start;
+          state.file = state.session.file;
+          state.block = state.session.block;
+          state.lba = state.session.lba;
+          state.eof = EofState::none;
+        }
+        return loaded;
+      }
+      complete_interrupted_session(repair.get(), found, state, path);
+      save_drive_state(dir_fd, state_path, state, mode, &st);
+      repair.close("close " + path);
+      say(describe_completed_session(state.recovery));
+      return loaded;
+    }
+    say(found.changed + ", so nothing of it was cut: the image loads at BOT as a cartridge new to "
+                        "the drive");
+    state.writing = false;
+    state.session = WriteSession{};
+    refuse_foreign_file(fd, size, path);
+    state.rewind();
+    return loaded;
+  }
+  // A cartridge new to the drive: no state, or the image changed behind
+  // the drive's back. It loads at BOT, once it is seen to be an image.
+  const bool known = state.offset <= size && state.image_mtime_ns >= 0 &&
+                     state.image_mtime_ns == mtime_ns(st);
   if (!known) {
     refuse_foreign_file(fd, size, path);
-    state.writing = false;
     state.rewind();
-    return state;
   }
-  if (!state.writing) return state;
-  // The repair goes through a descriptor of its own: the caller's may be
-  // read-only, and the lock it holds already covers this one.
-  int rw = retry_eintr(
-      [&] { return ::openat(dir_fd, path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW); });
-  if (rw == -1) {
-    if (errno == EACCES || errno == EROFS || errno == EPERM) return state;
-    throw_syscall_error("open " + path);
-  }
-  Fd repair(rw);
-  if (!same_file(repair.get(), fd)) return state;
-  complete_interrupted_session(repair.get(), size, state, path);
-  save_drive_state(dir_fd, state_path, state, mode);
-  repair.close("close " + path);
-  return state;
+  return loaded;
+}
+
+// Whether an open may replace the image's state file: when it may write
+// the image, or owns it (an owner's read-only image still keeps its
+// position), or is root (who gives the file back to the owner).
+bool may_save_state(int fd, bool file_protected) {
+  if (!file_protected) return true;
+  struct stat st {};
+  if (::fstat(fd, &st) == -1) return false;
+  const uid_t me = ::geteuid();
+  return me == 0 || me == st.st_uid;
 }
 
 }  // namespace
@@ -994,18 +1076,22 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   open_flags |= nofollow | ((open_flags & O_CREAT) ? (flags & O_EXCL) : 0);
   Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
   lock_image(fd.get(), path);
-  DriveState state = load_completed_state(dir_fd, path, fd.get(), options.create_mode);
+  const bool may_write = want_write && !file_protected;
+  DriveState state = load_completed_state(dir_fd, path, fd.get(), options.create_mode, may_write,
+                                          options.warn)
+                         .state;
   if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
 
-  bool writable = want_write && !file_protected;
+  bool writable = may_write;
   int write_errno = want_write ? EACCES : EBADF;
   if (want_write && state.write_protect) {
     if (!nonblock) throw Error(EROFS, "open " + path);
     writable = false;  // st: an O_NONBLOCK open succeeds; writes get EACCES
   }
+  const bool saves_state = may_save_state(fd.get(), file_protected);
   return std::make_unique<SimhTape>(path, own_directory(dir_fd, path), std::move(fd), state,
                                     access_mode != O_WRONLY, writable, write_errno, file_protected,
-                                    options.create_mode);
+                                    saves_state, options.create_mode);
 }
 
 void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes) {
@@ -1022,9 +1108,13 @@ void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes) 
 void set_virtual_tape_protect(const std::string& path, bool on) {
   Fd fd = open_file(path, O_RDONLY);
   lock_image(fd.get(), path);
-  DriveState state = load_completed_state(AT_FDCWD, path, fd.get(), 0666);
+  // Protection is the drive's, not the image's: whoever may open the image
+  // sets it, and a session left unfinished stays for the next writer.
+  DriveState state = load_completed_state(AT_FDCWD, path, fd.get(), 0666, false, {}).state;
   state.write_protect = on;
-  save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
+  save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666, &st);
   fd.close("close " + path);
 }
 
@@ -1034,15 +1124,17 @@ std::optional<Recovery> last_recovery(const std::string& path) {
   return state.recovery;
 }
 
-std::optional<SimhDefect> validate_simh_image(const std::string& path) {
+std::optional<SimhDefect> validate_simh_image(const std::string& path, std::string* pending) {
   Fd fd = open_file(path, O_RDONLY);
   // A writer's image may end inside a record still in its buffer: while it
   // holds the lock, verify gets EBUSY as every other opener does.
   lock_image(fd.get(), path);
   try {
-    (void)load_completed_state(AT_FDCWD, path, fd.get(), 0666);
+    // Verifying changes nothing: a session left unfinished is reported.
+    LoadedState loaded = load_completed_state(AT_FDCWD, path, fd.get(), 0666, false, {});
+    if (pending != nullptr) *pending = loaded.pending;
   } catch (const DamagedImage& e) {
-    if (e.is_damage()) throw;
+    if (e.errnum() != EMEDIUMTYPE) throw;
     return SimhDefect{0, e.damage()};
   }
   simh::ImageReader image(fd.get(), file_size(fd.get(), path));
@@ -1052,7 +1144,7 @@ std::optional<SimhDefect> validate_simh_image(const std::string& path) {
     Object o = image.next(pos);
     if (o.kind == Kind::end_of_data) return std::nullopt;
     if (o.kind == Kind::invalid) {
-      bool foreign = objects == 0 && o.problem.find("cut short by the end") == std::string::npos;
+      bool foreign = objects == 0;
       return SimhDefect{o.start, (foreign ? "not a SIMH tape image: " : "") + o.problem +
                                      " (object " + std::to_string(objects + 1) + ")"};
     }

@@ -50,9 +50,12 @@ struct SimhDefect {
 };
 
 // Checks framing from BOT to the end of the image (or an end-of-medium
-// marker), after completing a write session its writer never closed;
-// nothing when the image is sound. Throws Error if it cannot be read.
-std::optional<SimhDefect> validate_simh_image(const std::string& path);
+// marker); nothing when the image is sound. Changes nothing: a write
+// session its writer never closed is left to the next writer, and pending
+// (when given) says so in an operator's words, else is made empty. Throws
+// Error if the image cannot be read or its drive state is unusable.
+std::optional<SimhDefect> validate_simh_image(const std::string& path,
+                                              std::string* pending = nullptr);
 
 // What the drive last did to complete a write session a writer never closed
 // (the damage it cut off, the filemark it wrote); nothing if it never had to.

@@ -83,7 +83,8 @@ struct OpenOptions {
   std::uint64_t stream_rate = 0;  // bytes a second --streams auto aims at; 0: its default
   // Told one line (no newline) about a stream that could not join, the
   // session going on with the others; unset: nothing is said.
-  std::function<void(const std::string&)> warn;
+  using Warn = std::function<void(const std::string&)>;
+  Warn warn;
 };
 
 // What MTIOCGET reported, and its portable reading.

@@ -55,6 +55,50 @@ TEST(DriveState, WhatIsSavedLoadsBackTheSame) {
   EXPECT_EQ(back.recovery.file, 1);
 }
 
+// After mt seek the drive's file number is unknown (-1), and a recovery
+// made then records it so: that state must load (it once made the tape
+// unusable until the state file was deleted by hand).
+TEST(DriveState, ARecoveryMadeWithTheFileNumberUnknownLoads) {
+  tk::DriveState s;
+  s.offset = 300;
+  s.file = -1;
+  s.block = -1;
+  s.lba = 31;
+  s.recovered = true;
+  s.recovery = {296, 100, true, -1};
+  tk::DriveState back = tk::parse_drive_state(tk::format_drive_state(s), "x");
+  EXPECT_EQ(back.recovery.file, -1);
+  EXPECT_EQ(back.file, -1);
+  EXPECT_NE(refusal("lba 0\nrecovered-cut-at 0\nrecovered-file -2\n"), "");
+}
+
+TEST(DriveState, AWriteSessionsRecordLoadsBackTheSame) {
+  tk::DriveState s;
+  s.offset = 5000;
+  s.lba = 20;
+  s.file = 3;
+  s.writing = true;
+  s.image_inode = 77;
+  s.session = {true, 4000, 2, 5, 19, 0xfeedfacecafebeefu, true, 10240, "00ff10"};
+  tk::DriveState back = tk::parse_drive_state(tk::format_drive_state(s), "x");
+  EXPECT_TRUE(back.session.known);
+  EXPECT_EQ(back.session.start, 4000u);
+  EXPECT_EQ(back.session.file, 2);
+  EXPECT_EQ(back.session.block, 5);
+  EXPECT_EQ(back.session.lba, 19);
+  EXPECT_EQ(back.session.before, 0xfeedfacecafebeefu);
+  EXPECT_TRUE(back.session.first_known);
+  EXPECT_EQ(back.session.first_word, 10240u);
+  EXPECT_EQ(back.session.first_bytes, "00ff10");
+  s.session.first_bytes.clear();  // a first record of no data
+  back = tk::parse_drive_state(tk::format_drive_state(s), "x");
+  EXPECT_TRUE(back.session.first_known);
+  EXPECT_EQ(back.session.first_bytes, "");
+  // Not reachable, or not hex: refused.
+  EXPECT_NE(refusal("writing 1\nsession-start 8\nsession-lba 3\n"), "");
+  EXPECT_NE(refusal("writing 1\nsession-start 8\nsession-first-bytes 0g\n"), "");
+}
+
 // The recovery is history: a drive rewound since still loads it.
 TEST(DriveState, ARecoveryFromFurtherDownTheTapeLoadsAtBOT) {
   tk::DriveState s;

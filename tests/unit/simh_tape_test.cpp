@@ -94,12 +94,28 @@ TEST_F(SimhTapeTest, ValidatorPassesWhatTheTapeWrote) {
 }
 
 TEST_F(SimhTapeTest, ValidatorGivesTheOffsetOfACutRecord) {
-  write_records({4, 9});
-  ASSERT_EQ(::truncate(image_.c_str(), 20), 0);
+  write_records({4});     // 0: record, 12: filemark
+  write_records({4, 9});  // 16: record, 28: record of 9
+  ASSERT_EQ(::truncate(image_.c_str(), 36), 0);
   auto defect = tk::validate_simh_image(image_);
   ASSERT_TRUE(defect.has_value());
-  EXPECT_EQ(defect->offset, 12u);
+  EXPECT_EQ(defect->offset, 28u);
   EXPECT_NE(defect->what.find("cut short"), std::string::npos) << defect->what;
+}
+
+// An unknown file that begins with a record running past its end is no
+// image the drive may take: gzip's first bytes read as the length word of a
+// record longer than the file.
+TEST_F(SimhTapeTest, AnUnknownFileThatIsOneRecordCutShortIsForeign) {
+  write_records({400});
+  ASSERT_EQ(::truncate(image_.c_str(), 200), 0);
+  auto defect = tk::validate_simh_image(image_);
+  ASSERT_TRUE(defect.has_value());
+  EXPECT_NE(defect->what.find("not a SIMH tape image"), std::string::npos) << defect->what;
+  EXPECT_EQ(errno_of([&] { tk::open_simh_tape(image_, O_RDWR); }), EMEDIUMTYPE);
+  struct stat st {};
+  ASSERT_EQ(::stat(image_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 200);  // refused, not written
 }
 
 TEST_F(SimhTapeTest, AMalformedStateFileFailsTheOpenWithEINVAL) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
+#include <cstdio>
 #include <iostream>
 #include <string_view>
 #include <sys/stat.h>
@@ -420,8 +421,13 @@ int run_command(const Invocation& inv) {
     // that name, so a script's "mt -f -" must not act on whatever its own
     // stdin or stdout is.
     const std::string open_name = inv.device == "-" ? "./-" : inv.device;
+    tk::OpenOptions options = inv.open_options;
+    // What the drive found on loading (an unfinished write completed or left
+    // for a writer, an image changed behind its back): mt-st has no such
+    // line, and an operator must see it whatever the command does.
+    options.warn = [](const std::string& text) { std::fputs(("mt: " + text + "\n").c_str(), stderr); };
     try {
-      s.tape = tk::open_tape(open_name, flags, inv.open_options);
+      s.tape = tk::open_tape(open_name, flags, options);
     } catch (const tk::Error& e) {
       // mt-st's perror(device) line; a remote open that failed for more than
       // the errno says (the remote shell ended, the link broke) keeps why.

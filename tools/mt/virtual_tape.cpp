@@ -68,16 +68,20 @@ int vt_protect(Session& s, const Args& args) {
 int verify_image(Session& s, const Args&) {
   if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "verify");
   std::optional<tk::SimhDefect> defect;
-  if (int e = attempt(s, [&] { defect = tk::validate_simh_image(s.inv.device); })) {
+  std::string pending;
+  if (int e = attempt(s, [&] { defect = tk::validate_simh_image(s.inv.device, &pending); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::usage);
   }
+  // An unfinished session is what the image holds now, damage included; the
+  // line after says what the next writer will do about it.
+  const std::string pending_line = pending.empty() ? "" : s.inv.device + ": " + pending + "\n";
   if (defect) {
     s.diagnostics += s.inv.device + ": damaged at byte offset " + std::to_string(defect->offset) +
-                     ": " + defect->what + "\n";
+                     ": " + defect->what + "\n" + pending_line;
     return static_cast<int>(Exit::device);
   }
-  std::cout << s.inv.device << ": no structural errors\n";
+  std::cout << s.inv.device << ": no structural errors\n" << pending_line;
   std::optional<tk::Recovery> recovery;
   (void)attempt(s, [&] { recovery = tk::last_recovery(s.inv.device); });
   if (recovery) std::cout << s.inv.device << ": " << recovery_text(*recovery) << "\n";

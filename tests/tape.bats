@@ -915,6 +915,22 @@ EOF2
   assert_output "500 TM 600000 TM"
 }
 
+@test "tape: a writer that rewound and wrote again before it was killed is still recognised" {
+  on_disk
+  # The session's first record is replaced by the second burst's at BOT.
+  tapectl t.tap write 500 : op rewind : write 600000 600000 : hold ready 60 3>&- &
+  holder=$!
+  for _ in $(seq 200); do [ -e ready ] && break; sleep 0.05; done
+  kill -KILL "$holder"
+  wait "$holder" || true
+  holder=
+  run --separate-stderr "$MT" -f t.tap weof 0
+  assert_success
+  assert_equal "$stderr" "mt: t.tap: completed a write session left unfinished (its writer killed, or power lost): removed the 448568 bytes cut short at offset 600008, wrote the filemark its close would have written"
+  run simh_dump t.tap
+  assert_output "600000 TM"
+}
+
 @test "tape: a killed writer's session is not completed on another file put in the image's place" {
   on_disk
   tapectl t.tap write 500 fm 600000 600000 : hold ready 60 3>&- &

@@ -463,10 +463,11 @@ class SimhTape final : public Tape {
   // from this boundary on and what it will find there, so that a writer
   // killed before its close is told apart from an image changed elsewhere,
   // and its close completed by the next writer (session_recovery.hpp). A
-  // session marked further on is marked again from here: everything from
-  // its start must chain from what it wrote.
+  // session marked here or further on is marked again from here: everything
+  // from its start must chain from what it wrote, and a burst that begins at the
+  // start again replaces the first object recorded.
   void mark_write_session(const FirstObject& first) {
-    if (own_session_ && state_.offset >= state_.session.start) return;
+    if (own_session_ && state_.offset > state_.session.start) return;
     const DriveState before = state_;
     try {
       const struct stat st = image_stat();

@@ -307,6 +307,23 @@ assert_out() {
   assert_out $'E13\nPermission denied\n'
 }
 
+@test "rmt: a name ending in / names a directory, as open(2) has it, with or without --allow" {
+  tapectl -w t.tap write 3 >/dev/null
+  cp t.tap t.before
+  cp data data.before
+  local allow
+  for allow in "" "--allow=$PWD"; do
+    # A file and an image: ENOTDIR, for reading and for writing; a name not
+    # there yet: ENOENT, or EISDIR with O_CREAT, and nothing is created.
+    serve "O$PWD/data/"$'\n0\n'"O$PWD/t.tap/"$'\n2 O_RDWR\nW2\nxy'"O$PWD/data/."$'\n1 O_WRONLY\n'"O$PWD/new.tap/"$'\n0\n'"O$PWD/new.tap/"$'\n66 O_RDWR|O_CREAT\n' $allow --no-sandbox
+    assert_equal "$status" 0
+    assert_out $'E20\nNot a directory\nE20\nNot a directory\nE9\nBad file descriptor\nE20\nNot a directory\nE2\nNo such file or directory\nE21\nIs a directory\n'
+    cmp t.tap t.before
+    cmp data data.before
+    assert_file_not_exists new.tap
+  done
+}
+
 @test "rmt: a glob --allow entry admits matching names only" {
   cp data t1.img
   cp data t1.other

@@ -80,6 +80,24 @@ std::string resolve(const std::string& path) {
   return d == "/" ? "/" + base : d + "/" + base;
 }
 
+// A name whose last component is empty or "." ("dir/", "dir/.") names a
+// directory: open(2) opens nothing else by it.
+bool names_directory(const std::string& path) {
+  return path.ends_with('/') || path == "." || path.ends_with("/.");
+}
+
+// What open(2) answers for such a name, checked here because the name is
+// opened without its trailing "/" under --allow (resolved, then confined).
+void check_directory_name(const std::string& requested, const std::string& path, int flags) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw Error(ENOTDIR, "open " + requested);
+    return;  // the opener refuses a directory (EISDIR)
+  }
+  if (errno == ENOENT && (flags & O_CREAT) != 0) throw Error(EISDIR, "open " + requested);
+  throw_errno("open " + requested);
+}
+
 }  // namespace
 
 PathPolicy::PathPolicy(const std::vector<std::string>& allow, bool read_only, bool write_once)
@@ -187,6 +205,8 @@ OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
     // Every link is resolved now, so a link swapped in later is refused.
     d.flags |= O_NOFOLLOW;
   }
+
+  if (names_directory(requested)) check_directory_name(requested, d.path, d.flags);
 
   if (write_once_ && writing) {
     struct stat st {};

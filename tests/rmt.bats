@@ -557,6 +557,16 @@ count_watches() {
   assert_line --index 2 'R "2"'
 }
 
+@test "rmt: --debug-log never writes the secret of a stream's join request" {
+  # The join fails (no such session waits); the request is logged all the same.
+  local secret=00112233445566778899aabbccddeeff
+  serve $'i29808\n1:0123456789abcdef:'"$secret"$'\nv\n' --debug-log dbg
+  assert_equal "$status" 0
+  run cat dbg
+  assert_line --index 0 'i "29808" "1:0123456789abcdef:(secret not logged)"'
+  refute_output --partial "$secret"
+}
+
 # Runs rmt (options as arguments) for a client that sends the bytes $1 and
 # then falls silent, its end of the connection still open (for 30 s at
 # most): replies in out, the exit status in $status. The client is ended as

@@ -161,6 +161,27 @@ std::string quoted(std::string_view s) {
   return out + "\"";
 }
 
+// A request as the debug log shows it. A join's secret is left out: the log
+// may be read by others than the session's user, and the secret is all a
+// process of that user needs to join the session and take its data.
+std::string describe_request(const rmt::Request& r) {
+  std::string line(1, r.command);
+  if (r.command == 's') line += r.sub;
+  for (int i = 0; i < r.line_count; ++i) {
+    std::string_view arg = r.lines[static_cast<std::size_t>(i)];
+    std::string shown(arg.substr(0, 256));
+    if (i == 1 && r.command == 'i' && rmt::parse_number(r.lines[0]) == rmt::tapekit_join_op) {
+      // "<k>:<id>:<secret>": the index and the session id stay.
+      auto first = arg.find(':');
+      auto second = first == arg.npos ? arg.npos : arg.find(':', first + 1);
+      shown = second == arg.npos ? "" : std::string(arg.substr(0, std::min<std::size_t>(second + 1, 256)));
+      shown += "(secret not logged)";
+    }
+    line += " " + quoted(shown);
+  }
+  return line;
+}
+
 class Session {
  public:
   Session(const ServerOptions& options, int in_fd, int out_fd)
@@ -695,13 +716,7 @@ void Session::serve_requests() {
       throw SessionEnd{Exit::connection, e.what()};
     }
     ++requests_;
-    if (debug_.valid()) {
-      std::string line(1, request_.command);
-      if (request_.command == 's') line += request_.sub;
-      for (int i = 0; i < request_.line_count; ++i)
-        line += " " + quoted(request_.lines[static_cast<std::size_t>(i)].substr(0, 256));
-      debug(line);
-    }
+    if (debug_.valid()) debug(describe_request(request_));
     // Streams that joined while others did not stay only if the client
     // names them in its very next request.
     if (!unsettled_.empty() &&

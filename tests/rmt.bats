@@ -664,6 +664,38 @@ serve_silent() {
   assert_out $'A0\nA2\n'
 }
 
+# The rule of rmt.8 ("Acknowledged writes"): a W reply is sent once the record
+# is in the image, so every record acknowledged survives rmt's death. On ext4
+# and xfs the virtual tape gathers records into 1 MiB writes; the 50 records
+# here (512 400 bytes of image) would all have been in that buffer.
+@test "rmt: every record acknowledged on a virtual tape is in the image when rmt is killed with SIGKILL" {
+  local pid to from line i n=50 rc=0
+  # One record of tapectl's pattern, so that reading it back checks its bytes.
+  tapectl -w p.tap write 10240 >/dev/null
+  tail -c +5 p.tap | head -c 10240 >record
+  { printf 'W10240\n'; cat record; } >request
+  coproc SERVER { exec "$RMT" --log none; }
+  pid=$SERVER_PID to=${SERVER[1]} from=${SERVER[0]}
+  printf 'O%s\n66 O_RDWR|O_CREAT\n' "$PWD/t.tap" >&"$to"
+  read -r -t 20 line <&"$from"
+  assert_equal "$line" A0
+  for ((i = 0; i < n; i++)); do
+    cat request >&"$to"
+    read -r -t 20 line <&"$from"
+    [ "$line" = A10240 ] || fail "reply $i to W: '$line'"
+  done
+  kill -KILL "$pid"
+  wait "$pid" || rc=$?
+  exec {to}>&-
+  assert_equal "$rc" 137
+  echo "image after the kill: $(stat -c %s t.tap) bytes, on $(stat -f -c %T .)"
+  assert_equal "$(stat -c %s t.tap)" $((n * (10240 + 8)))
+  # The next open completes the killed writer's close (a filemark).
+  run tapectl -r t.tap op rewind : read $((n + 1))
+  assert_equal "$(grep -c '^10240$' <<<"$output")" "$n"
+  assert_line --index "$n" 0
+}
+
 @test "rmt: SIGTERM ends the session with status 3 and closes the tape with a filemark" {
   mt -f t.tap vt-create 0
   local pid to from l1 l2 rc=0
@@ -712,24 +744,49 @@ serve_silent() {
 }
 
 @test "rmt: a tape that cannot be closed at the end of input makes the exit status 4 and is logged" {
-  # The record is accepted into the drive's buffer (blocks reserved on ext4
-  # or xfs: on_disk), and the close's flush of it meets a full disk.
+  # The record reaches the image (5008 bytes); the closing filemark, staged
+  # in blocks reserved on ext4 or xfs (on_disk), then meets a full disk.
+  on_disk
+  head -c 5000 /dev/zero >record
+  { printf 'Ot.tap\n66 O_RDWR|O_CREAT\nW5000\n'; cat record; } >in.bin
+  status=0
+  TK_MEDIUM_PATH="$PWD/t.tap" TK_MEDIUM_BYTES=5008 TK_MEDIUM_FALLOCATE=ignore \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log rmt.log <in.bin >out 2>err || status=$?
+  assert_equal "$status" 4
+  assert_out $'A0\nA5000\n'
+  run cat rmt.log
+  assert_output --partial 'end="eof; close: write t.tap: No space left on device"'
+  # The record acknowledged stays, and the state still says a session was
+  # under way, for the next open to complete.
+  assert_equal "$(stat -c %s t.tap)" 5008
+  assert_not_exist t.tap.state.tmp
+  run grep -x 'writing 1' t.tap.state
+  assert_success
+}
+
+@test "rmt: a record on a virtual tape that cannot reach the image is refused or answered short, never acknowledged whole" {
+  # Blocks reserved on ext4 or xfs (on_disk): the record is staged, and the
+  # write that takes it to the image before the reply meets a full disk.
   on_disk
   head -c 5000 /dev/zero >record
   { printf 'Ot.tap\n66 O_RDWR|O_CREAT\nW5000\n'; cat record; } >in.bin
   status=0
   TK_MEDIUM_PATH="$PWD/t.tap" TK_MEDIUM_BYTES=4096 TK_MEDIUM_FALLOCATE=ignore \
-    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log rmt.log <in.bin >out 2>err || status=$?
-  assert_equal "$status" 4
-  assert_out $'A0\nA5000\n'
-  run cat rmt.log
-  assert_output --partial 'end="eof; close: write t.tap (5000 bytes of records already accepted were lost: No space left on device)'
-  # Nothing half-written stays: the image is cut back to BOT, and the state
-  # still says a session was under way, for the next open to check.
-  assert_equal "$(stat -c %s t.tap)" 0
-  assert_not_exist t.tap.state.tmp
-  run grep -x 'writing 1' t.tap.state
-  assert_success
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log none <in.bin >out 2>err || status=$?
+  assert_equal "$status" 0
+  assert_out $'A0\nE28\nNo space left on device\n'
+  # Fixed 1024-byte blocks (1032 image bytes each): three of a W's four fit.
+  rm t.tap t.tap.state
+  "$MT" -f t.tap vt-create 0
+  "$MT" -f t.tap setblk 1024
+  { printf 'Ot.tap\n2\nW4096\n'; head -c 4096 /dev/zero; } >in.bin
+  TK_MEDIUM_PATH="$PWD/t.tap" TK_MEDIUM_BYTES=4096 TK_MEDIUM_FALLOCATE=ignore \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log none <in.bin >out 2>err || status=$?
+  assert_equal "$status" 0
+  assert_out $'A0\nA3072\n'
+  assert_equal "$(stat -c %s t.tap)" $((3 * 1032))
+  run tapectl -r t.tap op rewind : read 1
+  assert_output '3072 corrupt'
 }
 
 @test "rmt: a write whose drive state cannot be saved first is refused, and nothing reaches the image" {

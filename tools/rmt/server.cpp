@@ -267,6 +267,10 @@ class Session {
   void log_line(const std::string& text);
 
   Tape& tape();
+  // Sees that the `done` bytes a W just wrote are in the image before the
+  // reply acknowledges them (rmt.8, "Acknowledged writes"); returns how
+  // many are, or throws when none is.
+  std::size_t settle_write(std::size_t done);
   // The W record, read in place; ends the session if it does not arrive.
   std::span<const std::byte> receive_payload(std::size_t size);
   void drain_payload(std::uint64_t n);
@@ -304,6 +308,7 @@ class Session {
   std::unique_ptr<Tape> tape_;
   Fd tape_dir_;  // under --allow: the directory the tape was opened from
   int tape_flags_ = 0;
+  bool holds_writes_ = false;  // OpenedTape::holds_writes
   bool v1_ = false;
   // Pipelined rmt (protocol.hpp): agreed for this open, and whether a
   // failed W or an R that ended (0 or error) cancels what follows it until
@@ -471,6 +476,7 @@ void Session::open_noted(const rmt::Request& r) {
   tape_ = std::move(opened.tape);
   tape_dir_ = std::move(opened.directory);
   tape_flags_ = d.flags;
+  holds_writes_ = opened.holds_writes;
   records_written_ = 0;
   v1_ = false;
   pipelined_ = writes_stopped_ = reads_stopped_ = false;
@@ -540,6 +546,7 @@ void Session::write(const rmt::Request& r) {
   if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
   if ((tape_flags_ & O_ACCMODE) == O_RDONLY) throw Refusal{EBADF, "Bad file descriptor"};
   if (n > 0) {
+    std::size_t done = size;
     try {
       tape_->write(record);
     } catch (const Error& e) {
@@ -547,9 +554,13 @@ void Session::write(const rmt::Request& r) {
       // warning, a file filling up): answer that count, as write(2) and
       // GNU rmt do. An E reply would make the client send it all again.
       if (e.bytes_done() == 0 || e.errnum() == EINTR) throw;
-      bytes_in_ += e.bytes_done();
+      done = e.bytes_done();
+    }
+    done = settle_write(done);
+    if (done < size) {
+      bytes_in_ += done;
       ++records_written_;
-      reply_ok(e.bytes_done());
+      reply_ok(done);
       return;
     }
   }
@@ -557,6 +568,21 @@ void Session::write(const rmt::Request& r) {
   bytes_in_ += n;
   if (n > 0) ++records_written_;
   reply_ok(n);
+}
+
+std::size_t Session::settle_write(std::size_t done) {
+  if (!holds_writes_) return done;
+  try {
+    // st's MTIOCPOS flushes the driver's buffer before it answers, and a
+    // virtual tape's tell does the same with its own.
+    tape_->tell();
+  } catch (const LostWrites& e) {
+    // Only this request's bytes can have been held: every W before it was
+    // settled. What did not reach the image is not acknowledged.
+    if (e.bytes_lost() >= done) throw Error(e.cause(), "write " + tape_->name());
+    return done - static_cast<std::size_t>(e.bytes_lost());
+  }
+  return done;
 }
 
 void Session::seek(const rmt::Request& r) {

@@ -426,6 +426,17 @@ assert_out() {
   assert_out ''
 }
 
+@test "rmt: -h prints the help on standard output and exits 0, as --help does" {
+  run --separate-stderr "$RMT" -h
+  assert_equal "$status" 0
+  assert_equal "$stderr" ''
+  assert_line --index 0 --partial 'usage: rmt [-rw]'
+  assert_line '  -h, --help          print this text and exit'
+  local help=$output
+  run --separate-stderr "$RMT" --help
+  assert_equal "$output" "$help"
+}
+
 @test "rmt: -c COMMAND is accepted as from a login shell" {
   serve $'v\n' -c /etc/rmt
   assert_equal "$status" 0

@@ -426,6 +426,39 @@ assert_out() {
   assert_out ''
 }
 
+@test "rmt: an --allow path that is not there is refused at start with exit 1, naming it" {
+  mkdir tapes
+  : >data
+  # Each: the entry, then how it is refused.
+  local cases=(
+    "$PWD/no/such/dir" "No such file or directory"
+    "$PWD/no/such/*.tap" "No such file or directory"
+    "$PWD/tapes/none/" "No such file or directory"
+    "$PWD/data/" "Not a directory"
+    "$PWD/data/x.tap" "Not a directory"
+  ) i
+  for ((i = 0; i < ${#cases[@]}; i += 2)); do
+    serve $'v\n' --allow "${cases[i]}"
+    assert_equal "$status" 1
+    assert_equal "$(head -1 err)" "rmt: --allow ${cases[i]}: ${cases[i + 1]}"
+    assert_out ''
+  done
+  # A file not there yet, in a directory that is, may be created.
+  serve "O$PWD/tapes/new.tap"$'\n66 O_RDWR|O_CREAT\n' --allow "$PWD/tapes/new.tap" --write-once --no-sandbox
+  assert_equal "$status" 0
+  assert_out $'A0\n'
+}
+
+@test "rmt: a --log or --debug-log that cannot be opened is a bad command line: exit 1, not 3" {
+  local option
+  for option in --log --debug-log; do
+    serve $'v\n' "$option" "$PWD/no/such/dir/log"
+    assert_equal "$status" 1
+    assert_equal "$(head -1 err)" "rmt: $option $PWD/no/such/dir/log: No such file or directory"
+    assert_out ''
+  done
+}
+
 @test "rmt: -h prints the help on standard output and exits 0, as --help does" {
   run --separate-stderr "$RMT" -h
   assert_equal "$status" 0

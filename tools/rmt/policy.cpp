@@ -5,6 +5,7 @@
 #include <climits>
 #include <string_view>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
@@ -98,11 +99,40 @@ void check_directory_name(const std::string& requested, const std::string& path,
   throw_errno("open " + requested);
 }
 
+// An --allow entry names something there, or a file to be created in a
+// directory that is there (the one new file of a --write-once server); a
+// pattern's fixed directory, and an entry ending in "/", must be directories.
+// A mistyped entry would otherwise refuse every open of the session, long
+// after the command line that caused it.
+void check_entry(const std::string& entry) {
+  auto fail = [&entry](int errnum) {
+    throw UsageError("--allow " + entry + ": " + std::strerror(errnum));
+  };
+  const bool glob = has_glob(entry);
+  const bool directory = glob || entry.ends_with('/');
+  std::string must_exist = entry;
+  if (glob) {
+    auto slash = entry.rfind('/', entry.find_first_of("*?["));
+    must_exist = slash == std::string::npos ? "." : entry.substr(0, slash == 0 ? 1 : slash);
+  }
+  struct stat st {};
+  if (::stat(must_exist.c_str(), &st) == 0) {
+    if (directory && !S_ISDIR(st.st_mode)) fail(ENOTDIR);
+    return;
+  }
+  if (errno != ENOENT || directory) fail(errno);
+  auto slash = entry.rfind('/');
+  std::string parent = slash == std::string::npos ? "." : entry.substr(0, slash == 0 ? 1 : slash);
+  if (::stat(parent.c_str(), &st) != 0) fail(errno);
+  if (!S_ISDIR(st.st_mode)) fail(ENOTDIR);
+}
+
 }  // namespace
 
 PathPolicy::PathPolicy(const std::vector<std::string>& allow, bool read_only, bool write_once)
     : read_only_(read_only), write_once_(write_once) {
   for (const auto& a : allow) {
+    check_entry(a);
     Entry e;
     std::string abs = absolute(a);
     e.literal = tidy(abs);

@@ -152,6 +152,16 @@ std::string describe_peer(int fd) {
   return "pipe";
 }
 
+// A log the command line names. One that cannot be opened is a bad command
+// line (exit 1): status 3 is for a failed connection.
+Fd open_log(const char* option, const std::string& path) {
+  try {
+    return open_file(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+  } catch (const Error& e) {
+    throw UsageError(std::string(option) + " " + path + ": " + std::strerror(e.errnum()));
+  }
+}
+
 std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -199,9 +209,7 @@ class Session {
     limits_.drain = std::max<std::size_t>(limits_.drain, 64 * 1024);
     source0_.set_busy_poll(options.busy_poll);
     source0_.set_stop_ends_wait(true);  // a signal ends the session between requests
-    if (!options.debug_log.empty()) {
-      debug_ = open_file(options.debug_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
-    }
+    if (!options.debug_log.empty()) debug_ = open_log("--debug-log", options.debug_log);
     // Everything the session log needs is acquired now, before narrow().
     user_ = "uid " + std::to_string(::getuid());
     if (options.log != "none")  // the name service costs a start-up for nothing
@@ -209,7 +217,7 @@ class Session {
     if (options.log == "syslog")
       ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
     else if (options.log != "none")
-      log_ = open_file(options.log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+      log_ = open_log("--log", options.log);
   }
 
   // Under --allow, leaves the process nothing but the allowed trees.

@@ -307,6 +307,23 @@ assert_out() {
   assert_out $'E13\nPermission denied\n'
 }
 
+@test "rmt: a name ending in / names a directory, as open(2) has it, with or without --allow" {
+  tapectl -w t.tap write 3 >/dev/null
+  cp t.tap t.before
+  cp data data.before
+  local allow
+  for allow in "" "--allow=$PWD"; do
+    # A file and an image: ENOTDIR, for reading and for writing; a name not
+    # there yet: ENOENT, or EISDIR with O_CREAT, and nothing is created.
+    serve "O$PWD/data/"$'\n0\n'"O$PWD/t.tap/"$'\n2 O_RDWR\nW2\nxy'"O$PWD/data/."$'\n1 O_WRONLY\n'"O$PWD/new.tap/"$'\n0\n'"O$PWD/new.tap/"$'\n66 O_RDWR|O_CREAT\n' $allow --no-sandbox
+    assert_equal "$status" 0
+    assert_out $'E20\nNot a directory\nE20\nNot a directory\nE9\nBad file descriptor\nE20\nNot a directory\nE2\nNo such file or directory\nE21\nIs a directory\n'
+    cmp t.tap t.before
+    cmp data data.before
+    assert_file_not_exists new.tap
+  done
+}
+
 @test "rmt: a glob --allow entry admits matching names only" {
   cp data t1.img
   cp data t1.other
@@ -407,6 +424,50 @@ assert_out() {
   assert_equal "$status" 1
   assert_equal "$(head -1 err)" "rmt: invalid --debug-log '': a file name"
   assert_out ''
+}
+
+@test "rmt: an --allow path that is not there is refused at start with exit 1, naming it" {
+  mkdir tapes
+  : >data
+  # Each: the entry, then how it is refused.
+  local cases=(
+    "$PWD/no/such/dir" "No such file or directory"
+    "$PWD/no/such/*.tap" "No such file or directory"
+    "$PWD/tapes/none/" "No such file or directory"
+    "$PWD/data/" "Not a directory"
+    "$PWD/data/x.tap" "Not a directory"
+  ) i
+  for ((i = 0; i < ${#cases[@]}; i += 2)); do
+    serve $'v\n' --allow "${cases[i]}"
+    assert_equal "$status" 1
+    assert_equal "$(head -1 err)" "rmt: --allow ${cases[i]}: ${cases[i + 1]}"
+    assert_out ''
+  done
+  # A file not there yet, in a directory that is, may be created.
+  serve "O$PWD/tapes/new.tap"$'\n66 O_RDWR|O_CREAT\n' --allow "$PWD/tapes/new.tap" --write-once --no-sandbox
+  assert_equal "$status" 0
+  assert_out $'A0\n'
+}
+
+@test "rmt: a --log or --debug-log that cannot be opened is a bad command line: exit 1, not 3" {
+  local option
+  for option in --log --debug-log; do
+    serve $'v\n' "$option" "$PWD/no/such/dir/log"
+    assert_equal "$status" 1
+    assert_equal "$(head -1 err)" "rmt: $option $PWD/no/such/dir/log: No such file or directory"
+    assert_out ''
+  done
+}
+
+@test "rmt: -h prints the help on standard output and exits 0, as --help does" {
+  run --separate-stderr "$RMT" -h
+  assert_equal "$status" 0
+  assert_equal "$stderr" ''
+  assert_line --index 0 --partial 'usage: rmt [-rw]'
+  assert_line '  -h, --help          print this text and exit'
+  local help=$output
+  run --separate-stderr "$RMT" --help
+  assert_equal "$output" "$help"
 }
 
 @test "rmt: -c COMMAND is accepted as from a login shell" {
@@ -540,6 +601,16 @@ count_watches() {
   assert_line --index 2 'R "2"'
 }
 
+@test "rmt: --debug-log never writes the secret of a stream's join request" {
+  # The join fails (no such session waits); the request is logged all the same.
+  local secret=00112233445566778899aabbccddeeff
+  serve $'i29808\n1:0123456789abcdef:'"$secret"$'\nv\n' --debug-log dbg
+  assert_equal "$status" 0
+  run cat dbg
+  assert_line --index 0 'i "29808" "1:0123456789abcdef:(secret not logged)"'
+  refute_output --partial "$secret"
+}
+
 # Runs rmt (options as arguments) for a client that sends the bytes $1 and
 # then falls silent, its end of the connection still open (for 30 s at
 # most): replies in out, the exit status in $status. The client is ended as
@@ -637,6 +708,38 @@ serve_silent() {
   assert_out $'A0\nA2\n'
 }
 
+# The rule of rmt.8 ("Acknowledged writes"): a W reply is sent once the record
+# is in the image, so every record acknowledged survives rmt's death. On ext4
+# and xfs the virtual tape gathers records into 1 MiB writes; the 50 records
+# here (512 400 bytes of image) would all have been in that buffer.
+@test "rmt: every record acknowledged on a virtual tape is in the image when rmt is killed with SIGKILL" {
+  local pid to from line i n=50 rc=0
+  # One record of tapectl's pattern, so that reading it back checks its bytes.
+  tapectl -w p.tap write 10240 >/dev/null
+  tail -c +5 p.tap | head -c 10240 >record
+  { printf 'W10240\n'; cat record; } >request
+  coproc SERVER { exec "$RMT" --log none; }
+  pid=$SERVER_PID to=${SERVER[1]} from=${SERVER[0]}
+  printf 'O%s\n66 O_RDWR|O_CREAT\n' "$PWD/t.tap" >&"$to"
+  read -r -t 20 line <&"$from"
+  assert_equal "$line" A0
+  for ((i = 0; i < n; i++)); do
+    cat request >&"$to"
+    read -r -t 20 line <&"$from"
+    [ "$line" = A10240 ] || fail "reply $i to W: '$line'"
+  done
+  kill -KILL "$pid"
+  wait "$pid" || rc=$?
+  exec {to}>&-
+  assert_equal "$rc" 137
+  echo "image after the kill: $(stat -c %s t.tap) bytes, on $(stat -f -c %T .)"
+  assert_equal "$(stat -c %s t.tap)" $((n * (10240 + 8)))
+  # The next open completes the killed writer's close (a filemark).
+  run tapectl -r t.tap op rewind : read $((n + 1))
+  assert_equal "$(grep -c '^10240$' <<<"$output")" "$n"
+  assert_line --index "$n" 0
+}
+
 @test "rmt: SIGTERM ends the session with status 3 and closes the tape with a filemark" {
   mt -f t.tap vt-create 0
   local pid to from l1 l2 rc=0
@@ -685,24 +788,49 @@ serve_silent() {
 }
 
 @test "rmt: a tape that cannot be closed at the end of input makes the exit status 4 and is logged" {
-  # The record is accepted into the drive's buffer (blocks reserved on ext4
-  # or xfs: on_disk), and the close's flush of it meets a full disk.
+  # The record reaches the image (5008 bytes); the closing filemark, staged
+  # in blocks reserved on ext4 or xfs (on_disk), then meets a full disk.
+  on_disk
+  head -c 5000 /dev/zero >record
+  { printf 'Ot.tap\n66 O_RDWR|O_CREAT\nW5000\n'; cat record; } >in.bin
+  status=0
+  TK_MEDIUM_PATH="$PWD/t.tap" TK_MEDIUM_BYTES=5008 TK_MEDIUM_FALLOCATE=ignore \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log rmt.log <in.bin >out 2>err || status=$?
+  assert_equal "$status" 4
+  assert_out $'A0\nA5000\n'
+  run cat rmt.log
+  assert_output --partial 'end="eof; close: write t.tap: No space left on device"'
+  # The record acknowledged stays, and the state still says a session was
+  # under way, for the next open to complete.
+  assert_equal "$(stat -c %s t.tap)" 5008
+  assert_not_exist t.tap.state.tmp
+  run grep -x 'writing 1' t.tap.state
+  assert_success
+}
+
+@test "rmt: a record on a virtual tape that cannot reach the image is refused or answered short, never acknowledged whole" {
+  # Blocks reserved on ext4 or xfs (on_disk): the record is staged, and the
+  # write that takes it to the image before the reply meets a full disk.
   on_disk
   head -c 5000 /dev/zero >record
   { printf 'Ot.tap\n66 O_RDWR|O_CREAT\nW5000\n'; cat record; } >in.bin
   status=0
   TK_MEDIUM_PATH="$PWD/t.tap" TK_MEDIUM_BYTES=4096 TK_MEDIUM_FALLOCATE=ignore \
-    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log rmt.log <in.bin >out 2>err || status=$?
-  assert_equal "$status" 4
-  assert_out $'A0\nA5000\n'
-  run cat rmt.log
-  assert_output --partial 'end="eof; close: write t.tap (5000 bytes of records already accepted were lost: No space left on device)'
-  # Nothing half-written stays: the image is cut back to BOT, and the state
-  # still says a session was under way, for the next open to check.
-  assert_equal "$(stat -c %s t.tap)" 0
-  assert_not_exist t.tap.state.tmp
-  run grep -x 'writing 1' t.tap.state
-  assert_success
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log none <in.bin >out 2>err || status=$?
+  assert_equal "$status" 0
+  assert_out $'A0\nE28\nNo space left on device\n'
+  # Fixed 1024-byte blocks (1032 image bytes each): three of a W's four fit.
+  rm t.tap t.tap.state
+  "$MT" -f t.tap vt-create 0
+  "$MT" -f t.tap setblk 1024
+  { printf 'Ot.tap\n2\nW4096\n'; head -c 4096 /dev/zero; } >in.bin
+  TK_MEDIUM_PATH="$PWD/t.tap" TK_MEDIUM_BYTES=4096 TK_MEDIUM_FALLOCATE=ignore \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$RMT" --log none <in.bin >out 2>err || status=$?
+  assert_equal "$status" 0
+  assert_out $'A0\nA3072\n'
+  assert_equal "$(stat -c %s t.tap)" $((3 * 1032))
+  run tapectl -r t.tap op rewind : read 1
+  assert_output '3072 corrupt'
 }
 
 @test "rmt: a write whose drive state cannot be saved first is refused, and nothing reaches the image" {

@@ -22,7 +22,8 @@
 // last object boundary wholly in it, staging stops for the rest of the open,
 // and StagedLoss hands the writer the Position it marked there. A writer
 // killed outright loses what is staged (at most 1 MiB), as a drive that loses
-// power loses its buffer; the image may then end in an object cut short.
+// power loses its buffer; the image may then end in an object cut short. A
+// writer that tells others what it wrote (rmt's W replies) flushes first.
 //
 // Position is the writer's own record of where it stood at a boundary; the
 // appender reads only its offset (the image size there) and hands the rest

@@ -104,6 +104,9 @@ OpenedTape open_decided(const OpenDecision& d, OpenOptions options, const OwnStd
     if (!d.root.empty()) check_type(st.st_mode, d.path);
     refuse_own(st);
   }
+  // A tape with records and no descriptor of its own to wait on is a
+  // virtual tape: the image is its medium, its buffer ours.
+  out.holds_writes = out.tape->keeps_records() && fd < 0;
   return out;
 }
 

@@ -35,6 +35,10 @@ class OwnStdio {
 struct OpenedTape {
   std::unique_ptr<Tape> tape;
   Fd directory;
+  // The tape holds written records in this process before they reach the
+  // kernel (a virtual tape's drive buffer), where they would die with it;
+  // st's buffer is the kernel's, and files are written as they come.
+  bool holds_writes = false;
 };
 
 // Opens what d says, with options (create mode) as given.

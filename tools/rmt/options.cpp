@@ -39,7 +39,7 @@ const char* const kOptionsText =
     "  --busy-poll microseconds    watch for the next request before sleeping\n"
     "  --no-sandbox        no Landlock confinement under --allow\n"
     "  -c command          the command of a login shell (logged only)\n"
-    "  --help              print this text and exit\n"
+    "  -h, --help          print this text and exit\n"
     "  --version           print the version and exit\n"
     "rmt serves tapes over the rmt protocol on standard input and output.\n";
 
@@ -97,7 +97,7 @@ ServerOptions parse_options(int argc, char** argv) {
     // a restriction after one is never silently dropped; "+" keeps getopt
     // from permuting argv, and bare words are collected here instead.
     int before = optind;
-    int c = getopt_long(argc, argv, "+rwc:", long_options, nullptr);
+    int c = getopt_long(argc, argv, "+rwc:h", long_options, nullptr);
     if (c == -1) {
       // After "--" glibc keeps moving optind back to the first word behind
       // it, so stepping over one word at a time would never end: the rest
@@ -168,6 +168,9 @@ ServerOptions parse_options(int argc, char** argv) {
       case opt_busy_poll:
         o.busy_poll = std::chrono::microseconds{parse_count(optarg, "--busy-poll", 0, 1000000)};
         break;
+      // As mt -h. -h means nothing else to the servers replaced: GNU rmt
+      // refuses it, dump's would open a debug file of that name.
+      case 'h':
       case opt_help: o.show_help = true; break;
       case opt_version: o.show_version = true; break;
       default: {

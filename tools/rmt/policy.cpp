@@ -5,6 +5,7 @@
 #include <climits>
 #include <string_view>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
@@ -80,11 +81,58 @@ std::string resolve(const std::string& path) {
   return d == "/" ? "/" + base : d + "/" + base;
 }
 
+// A name whose last component is empty or "." ("dir/", "dir/.") names a
+// directory: open(2) opens nothing else by it.
+bool names_directory(const std::string& path) {
+  return path.ends_with('/') || path == "." || path.ends_with("/.");
+}
+
+// What open(2) answers for such a name, checked here because the name is
+// opened without its trailing "/" under --allow (resolved, then confined).
+void check_directory_name(const std::string& requested, const std::string& path, int flags) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw Error(ENOTDIR, "open " + requested);
+    return;  // the opener refuses a directory (EISDIR)
+  }
+  if (errno == ENOENT && (flags & O_CREAT) != 0) throw Error(EISDIR, "open " + requested);
+  throw_errno("open " + requested);
+}
+
+// An --allow entry names something there, or a file to be created in a
+// directory that is there (the one new file of a --write-once server); a
+// pattern's fixed directory, and an entry ending in "/", must be directories.
+// A mistyped entry would otherwise refuse every open of the session, long
+// after the command line that caused it.
+void check_entry(const std::string& entry) {
+  auto fail = [&entry](int errnum) {
+    throw UsageError("--allow " + entry + ": " + std::strerror(errnum));
+  };
+  const bool glob = has_glob(entry);
+  const bool directory = glob || entry.ends_with('/');
+  std::string must_exist = entry;
+  if (glob) {
+    auto slash = entry.rfind('/', entry.find_first_of("*?["));
+    must_exist = slash == std::string::npos ? "." : entry.substr(0, slash == 0 ? 1 : slash);
+  }
+  struct stat st {};
+  if (::stat(must_exist.c_str(), &st) == 0) {
+    if (directory && !S_ISDIR(st.st_mode)) fail(ENOTDIR);
+    return;
+  }
+  if (errno != ENOENT || directory) fail(errno);
+  auto slash = entry.rfind('/');
+  std::string parent = slash == std::string::npos ? "." : entry.substr(0, slash == 0 ? 1 : slash);
+  if (::stat(parent.c_str(), &st) != 0) fail(errno);
+  if (!S_ISDIR(st.st_mode)) fail(ENOTDIR);
+}
+
 }  // namespace
 
 PathPolicy::PathPolicy(const std::vector<std::string>& allow, bool read_only, bool write_once)
     : read_only_(read_only), write_once_(write_once) {
   for (const auto& a : allow) {
+    check_entry(a);
     Entry e;
     std::string abs = absolute(a);
     e.literal = tidy(abs);
@@ -187,6 +235,8 @@ OpenDecision PathPolicy::decide(const std::string& requested, int flags) const {
     // Every link is resolved now, so a link swapped in later is refused.
     d.flags |= O_NOFOLLOW;
   }
+
+  if (names_directory(requested)) check_directory_name(requested, d.path, d.flags);
 
   if (write_once_ && writing) {
     struct stat st {};

@@ -152,6 +152,16 @@ std::string describe_peer(int fd) {
   return "pipe";
 }
 
+// A log the command line names. One that cannot be opened is a bad command
+// line (exit 1): status 3 is for a failed connection.
+Fd open_log(const char* option, const std::string& path) {
+  try {
+    return open_file(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+  } catch (const Error& e) {
+    throw UsageError(std::string(option) + " " + path + ": " + std::strerror(e.errnum()));
+  }
+}
+
 std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -159,6 +169,27 @@ std::string quoted(std::string_view s) {
     out += (c >= 0x20 && c < 0x7f) ? c : '?';
   }
   return out + "\"";
+}
+
+// A request as the debug log shows it. A join's secret is left out: the log
+// may be read by others than the session's user, and the secret is all a
+// process of that user needs to join the session and take its data.
+std::string describe_request(const rmt::Request& r) {
+  std::string line(1, r.command);
+  if (r.command == 's') line += r.sub;
+  for (int i = 0; i < r.line_count; ++i) {
+    std::string_view arg = r.lines[static_cast<std::size_t>(i)];
+    std::string shown(arg.substr(0, 256));
+    if (i == 1 && r.command == 'i' && rmt::parse_number(r.lines[0]) == rmt::tapekit_join_op) {
+      // "<k>:<id>:<secret>": the index and the session id stay.
+      auto first = arg.find(':');
+      auto second = first == arg.npos ? arg.npos : arg.find(':', first + 1);
+      shown = second == arg.npos ? "" : std::string(arg.substr(0, std::min<std::size_t>(second + 1, 256)));
+      shown += "(secret not logged)";
+    }
+    line += " " + quoted(shown);
+  }
+  return line;
 }
 
 class Session {
@@ -178,9 +209,7 @@ class Session {
     limits_.drain = std::max<std::size_t>(limits_.drain, 64 * 1024);
     source0_.set_busy_poll(options.busy_poll);
     source0_.set_stop_ends_wait(true);  // a signal ends the session between requests
-    if (!options.debug_log.empty()) {
-      debug_ = open_file(options.debug_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
-    }
+    if (!options.debug_log.empty()) debug_ = open_log("--debug-log", options.debug_log);
     // Everything the session log needs is acquired now, before narrow().
     user_ = "uid " + std::to_string(::getuid());
     if (options.log != "none")  // the name service costs a start-up for nothing
@@ -188,7 +217,7 @@ class Session {
     if (options.log == "syslog")
       ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
     else if (options.log != "none")
-      log_ = open_file(options.log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+      log_ = open_log("--log", options.log);
   }
 
   // Under --allow, leaves the process nothing but the allowed trees.
@@ -246,6 +275,10 @@ class Session {
   void log_line(const std::string& text);
 
   Tape& tape();
+  // Sees that the `done` bytes a W just wrote are in the image before the
+  // reply acknowledges them (rmt.8, "Acknowledged writes"); returns how
+  // many are, or throws when none is.
+  std::size_t settle_write(std::size_t done);
   // The W record, read in place; ends the session if it does not arrive.
   std::span<const std::byte> receive_payload(std::size_t size);
   void drain_payload(std::uint64_t n);
@@ -283,6 +316,7 @@ class Session {
   std::unique_ptr<Tape> tape_;
   Fd tape_dir_;  // under --allow: the directory the tape was opened from
   int tape_flags_ = 0;
+  bool holds_writes_ = false;  // OpenedTape::holds_writes
   bool v1_ = false;
   // Pipelined rmt (protocol.hpp): agreed for this open, and whether a
   // failed W or an R that ended (0 or error) cancels what follows it until
@@ -450,6 +484,7 @@ void Session::open_noted(const rmt::Request& r) {
   tape_ = std::move(opened.tape);
   tape_dir_ = std::move(opened.directory);
   tape_flags_ = d.flags;
+  holds_writes_ = opened.holds_writes;
   records_written_ = 0;
   v1_ = false;
   pipelined_ = writes_stopped_ = reads_stopped_ = false;
@@ -519,6 +554,7 @@ void Session::write(const rmt::Request& r) {
   if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
   if ((tape_flags_ & O_ACCMODE) == O_RDONLY) throw Refusal{EBADF, "Bad file descriptor"};
   if (n > 0) {
+    std::size_t done = size;
     try {
       tape_->write(record);
     } catch (const Error& e) {
@@ -526,9 +562,13 @@ void Session::write(const rmt::Request& r) {
       // warning, a file filling up): answer that count, as write(2) and
       // GNU rmt do. An E reply would make the client send it all again.
       if (e.bytes_done() == 0 || e.errnum() == EINTR) throw;
-      bytes_in_ += e.bytes_done();
+      done = e.bytes_done();
+    }
+    done = settle_write(done);
+    if (done < size) {
+      bytes_in_ += done;
       ++records_written_;
-      reply_ok(e.bytes_done());
+      reply_ok(done);
       return;
     }
   }
@@ -536,6 +576,21 @@ void Session::write(const rmt::Request& r) {
   bytes_in_ += n;
   if (n > 0) ++records_written_;
   reply_ok(n);
+}
+
+std::size_t Session::settle_write(std::size_t done) {
+  if (!holds_writes_) return done;
+  try {
+    // st's MTIOCPOS flushes the driver's buffer before it answers, and a
+    // virtual tape's tell does the same with its own.
+    tape_->tell();
+  } catch (const LostWrites& e) {
+    // Only this request's bytes can have been held: every W before it was
+    // settled. What did not reach the image is not acknowledged.
+    if (e.bytes_lost() >= done) throw Error(e.cause(), "write " + tape_->name());
+    return done - static_cast<std::size_t>(e.bytes_lost());
+  }
+  return done;
 }
 
 void Session::seek(const rmt::Request& r) {
@@ -695,13 +750,7 @@ void Session::serve_requests() {
       throw SessionEnd{Exit::connection, e.what()};
     }
     ++requests_;
-    if (debug_.valid()) {
-      std::string line(1, request_.command);
-      if (request_.command == 's') line += request_.sub;
-      for (int i = 0; i < request_.line_count; ++i)
-        line += " " + quoted(request_.lines[static_cast<std::size_t>(i)].substr(0, 256));
-      debug(line);
-    }
+    if (debug_.valid()) debug(describe_request(request_));
     // Streams that joined while others did not stay only if the client
     // names them in its very next request.
     if (!unsettled_.empty() &&

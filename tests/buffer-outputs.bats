@@ -153,8 +153,10 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   assert_success
   local want
   want=$(sha "$SMALL")
-  # The writer's own lines stay as they were.
-  assert_equal "$(digest_for copy)" "$want"
+  # The writer's digest lines are objects too.
+  jq -e --arg want "$want" '.event == "digest" and .output == "copy" and .digest == $want
+         and .bytes == 3000000' <<<"${stderr_lines[0]}" >/dev/null ||
+    fail "digest object: ${stderr_lines[0]}"
   jq -e --arg want "$want" '.event == "summary" and .digest.algorithm == "sha256"
          and .digest.total == $want and .digest.volumes == [$want]
          and .digest.tees == [{"name": "copy2", "total": $want}]' <<<"${stderr_lines[-1]}" >/dev/null ||
@@ -165,6 +167,36 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   jq -e --arg want "$(md5sum <"$SMALL" | cut -d' ' -f1)" '.digest == {"algorithm": "md5",
          "tees": [{"name": "copy3", "total": $want}]}' <<<"${stderr_lines[-1]}" >/dev/null ||
     fail "summary object: ${stderr_lines[-1]}"
+}
+
+@test "buffer: under --json every line of stderr is one JSON object in UTF-8, whatever bytes an output's name holds" {
+  cd "$BATS_TEST_TMPDIR"
+  # A name that is not UTF-8 and whose second line is a summary object.
+  local name=$'x\xff\n{"event":"summary","digest":{"algorithm":"sha256","total":"fake"}}\ny'
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o copy --tee "$name" --force-local \
+    --hash sha256 --verify --json
+  assert_success
+  iconv -f UTF-8 -t UTF-8 <<<"$stderr" >/dev/null || fail "not UTF-8: $stderr"
+  local line events=()
+  for line in "${stderr_lines[@]}"; do
+    jq -e 'type == "object"' <<<"$line" >/dev/null || fail "not one JSON object: $line"
+    events+=("$(jq -r .event <<<"$line")")
+  done
+  assert_equal "${events[*]}" "digest digest message summary"
+  # The name comes back byte for byte where jq can say it: \u00ff is the byte 0xff.
+  jq -e '.output | startswith("x\u00ff\n{") and endswith("}\ny")' \
+    <<<"${stderr_lines[1]}" >/dev/null || fail "tee's digest object: ${stderr_lines[1]}"
+  jq -e '.digest.total != "fake" and (.digest.tees | length) == 1' <<<"${stderr_lines[-1]}" \
+    >/dev/null || fail "summary object: ${stderr_lines[-1]}"
+  # A stop's last words are objects as well.
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o /dev/full --hash sha256 --json
+  assert_equal "$status" 254
+  iconv -f UTF-8 -t UTF-8 <<<"$stderr" >/dev/null || fail "not UTF-8: $stderr"
+  for line in "${stderr_lines[@]}"; do
+    jq -e 'type == "object"' <<<"$line" >/dev/null || fail "not one JSON object: $line"
+  done
+  jq -e '.event == "message" and (.text | test("^buffer \\(writer\\): write of data failed: /dev/full"))' \
+    <<<"${stderr_lines[0]}" >/dev/null || fail "first line: ${stderr_lines[0]}"
 }
 
 @test "buffer: --json's summary gives each .tap volume's digest and the whole's with --next-volume" {

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -239,6 +240,28 @@ std::unique_ptr<Tape> open_input(const Options& o) {
 
 std::unique_ptr<Tape> open_output(const Options& o) {
   return open_end(o.output, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", o);
+}
+
+// Under --json a stop's last words are "message" objects too: run_main
+// prints what reaches it as text, so what body throws is turned into an
+// ExactExit of JSON lines first. Without --json, body runs as it is.
+int with_json_diagnostics(bool json, const std::string& program, int failure,
+                          const std::function<int()>& body) {
+  if (!json) return body();
+  try {
+    return body();
+  } catch (const ExactExit& e) {
+    throw ExactExit(e.status(), json_message_lines(e.what()));
+  } catch (const UsageError& e) {
+    throw ExactExit(failure, json_message_lines(program + ": " + e.what() + "\n" + kUsageText));
+  } catch (const Interrupted&) {
+    throw;  // quiet, as any stop
+  } catch (const Error& e) {
+    if (e.errnum() == EPIPE) throw;
+    throw ExactExit(failure, json_message_lines(program + ": " + e.what() + "\n"));
+  } catch (const std::exception& e) {
+    throw ExactExit(failure, json_message_lines(program + ": internal error: " + e.what() + "\n"));
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -658,11 +681,20 @@ class Writer {
       mismatches = verify_primary();
       mismatches += tees_.verify_all(options_.block_size, open_options(options_));
     }
-    std::string digests = digest_ && !primary_failed_ ? digest_->summary(output_->name()) : "";
-    digests += tees_.digest_summary();
+    // Under --json the digests are objects of their own, never a text line
+    // a crafted output name could forge.
+    bool json = options_.json;
+    std::string digests;
+    if (digest_ && !primary_failed_)
+      digests = json ? digest_->summary_json(output_->name()) : digest_->summary(output_->name());
+    digests += tees_.digest_summary(json);
+    std::string verdict = mismatches;
     if (options_.verify && mismatches.empty())
-      digests += "buffer (writer): every output read back matches\n";
-    print_stderr(digests + mismatches);
+      verdict = "buffer (writer): every output read back matches\n";
+    if (json)
+      print_stderr_as_is(digests + json_message_lines(verdict));
+    else
+      print_stderr(digests + verdict);
     if (digest_channel_ != nullptr && options_.hash)
       digest_channel_->send(digest_message(*options_.hash, primary_failed_ ? nullptr : &*digest_,
                                            tees_));
@@ -712,6 +744,7 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
   ring.warm_ahead(Ring::Side::consumer);
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   return run_main("buffer (writer)", policy, [&] {
+   return with_json_diagnostics(options.json, "buffer (writer)", kExitRuntime, [&] {
     // The writer alone opens and owns the output, so no other process can
     // close it (a .tap would get a filemark, a remote tape a close request).
     // Failures here are still set-up failures: status 255, as in 1.19.
@@ -728,6 +761,7 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
     ring.set_consumer_ready();
     Writer writer(ring, std::move(output), tees, options, start, reader, digest_channel);
     return writer.run();
+   });
   });
 }
 
@@ -783,7 +817,10 @@ class StatusThread {
       if (live_)
         print_stderr(progress_line(period));
       else
-        print_stderr(options_.json ? interval_json(period) : interval_line(period));
+        if (options_.json)
+        print_stderr_as_is(interval_json(period));
+      else
+        print_stderr(interval_line(period));
       period.from_s = period.to_s;
       period.before = period.now;
     }
@@ -1199,7 +1236,21 @@ void print_debug_geometry(const Options& o) {
 
 }  // namespace
 
+namespace {
+
+int run_options(const Options& options);
+
+}  // namespace
+
 int run(const Options& options) {
+  set_json_stderr(options.json);
+  return with_json_diagnostics(options.json, "buffer", kExitSetup,
+                               [&] { return run_options(options); });
+}
+
+namespace {
+
+int run_options(const Options& options) {
   if (options.help) {
     std::fputs(kUsageText, stdout);
     std::fputs(kHelpText, stdout);
@@ -1282,8 +1333,10 @@ int run(const Options& options) {
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   int status = run_main("buffer (reader)", policy, [&] {
-    Reader reader_loop(*ring, std::move(input), options, writer, input_ended);
-    return reader_loop.run();
+    return with_json_diagnostics(options.json, "buffer (reader)", kExitRuntime, [&] {
+      Reader reader_loop(*ring, std::move(input), options, writer, input_ended);
+      return reader_loop.run();
+    });
   });
   status_thread.stop();
   if (options.progress || options.interval_seconds > 0 || options.json) {
@@ -1295,9 +1348,14 @@ int run(const Options& options) {
     // What the writer computed, if it got as far as its end.
     if (digest_channel)
       summary.digest = read_digest_message(digest_channel->receive(), options.tees);
-    print_stderr(options.json ? summary_json(summary) : summary_line(summary));
+    if (options.json)
+      print_stderr_as_is(summary_json(summary));
+    else
+      print_stderr(summary_line(summary));
   }
   return status;
 }
+
+}  // namespace
 
 }  // namespace tk::buffer

@@ -285,6 +285,57 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
 filename: missing/x"
 }
 
+@test "buffer: --verify refuses a FIFO as -o or --tee in one line naming it, before any input is read" {
+  cd "$BATS_TEST_TMPDIR"
+  mkfifo fifo
+  # Held open both ways, so that no open of it blocks and nothing here waits
+  # for the FIFO; timeout: a buffer that writes into it must fail, not hang.
+  exec 7<>fifo
+  run --separate-stderr bash -c "timeout -k 5 30 \"$BUFFER\" -o fifo --verify 7>&-; echo \$?; wc -c" <"$SMALL"
+  assert_equal "${lines[0]}" 255
+  assert_equal "${lines[1]}" 3000000  # the input was left unread
+  assert_equal "$stderr" "buffer: --verify cannot read back -o fifo: it is a FIFO"
+  run --separate-stderr bash -c "timeout -k 5 30 \"$BUFFER\" -o copy --tee fifo --verify 7>&-; echo \$?; wc -c" <"$SMALL"
+  assert_equal "${lines[0]}" 255
+  assert_equal "${lines[1]}" 3000000
+  assert_equal "$stderr" "buffer: --verify cannot read back --tee fifo: it is a FIFO"
+  assert_file_not_exists copy
+  exec 7>&-
+}
+
+@test "buffer: one SIGTERM ends a --verify read-back that waits on its output, and the run fails saying so" {
+  cd "$BATS_TEST_TMPDIR"
+  # The first connection is rmt; the next one (the read-back) never answers.
+  cat >rmt-once <<'EOF_SCRIPT'
+#!/bin/sh
+if [ -e served ]; then
+  touch reading-back
+  exec cat >/dev/null
+fi
+touch served
+exec rmt
+EOF_SCRIPT
+  chmod +x rmt-once
+  local remote=localhost:$PWD/r.tap
+  # timeout: a read-back that goes on after the signal must fail the test, not hang it.
+  RSH="$BATS_TEST_DIRNAME/rsh-standin" timeout -k 5 60 "$BUFFER" -s 10k -i "$SMALL" -o "$remote" \
+    --rmt-command "$PWD/rmt-once" --connect-timeout 0 --verify 2>err &
+  local pid=$! reader="" i
+  for i in $(seq 300); do
+    [ -e reading-back ] && reader=$(pgrep -P "$pid" -x buffer) && break
+    sleep 0.1
+  done
+  [ -n "$reader" ] || fail "the read-back did not start: $(cat err)"
+  kill -TERM "$reader"
+  local ended=0
+  wait "$pid" || ended=$?
+  run cat err
+  assert_equal "$ended" 254
+  assert_line "buffer: SIGTERM: stopping; the input has ended, writing out the 0 bytes still queued (0 blocks); a second signal abandons them"
+  assert_line "buffer (writer): read-back of $remote stopped by SIGTERM"
+  refute_line --partial "every output read back matches"
+}
+
 @test "buffer: a --tee output may be a remote host:path, and --verify reads it back through rmt" {
   cd "$BATS_TEST_TMPDIR"
   local remote=localhost:$PWD/r.tap

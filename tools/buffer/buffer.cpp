@@ -53,6 +53,11 @@ volatile std::sig_atomic_t g_final_wait = 0;  // reader: waiting for the writer 
 volatile std::sig_atomic_t g_writer_pid = 0;  // reader: which child is the writer
 volatile std::sig_atomic_t g_writer_ready = 0;  // writer: output open, queue draining
 volatile std::sig_atomic_t g_abandon = 0;  // writer: the reader asked it to abandon the queue
+// Writer: an output is being read back (--verify), which one stop signal
+// ends, since nothing is left to write; and whether a stop has come, after
+// which nothing more is read back.
+volatile std::sig_atomic_t g_verifying = 0;
+volatile std::sig_atomic_t g_verify_stopped = 0;
 // The signal that asked for the stop (the latest one), for the words that
 // say why a run ended; the reader also learns the writer's, with SIGUSR2.
 volatile std::sig_atomic_t g_stop_signal = 0;
@@ -92,7 +97,8 @@ void on_stop_input(int, siginfo_t* info, void*) {
 void on_writer_signal(int sig) {
   g_signals = g_signals + 1;
   g_stop_signal = sig;
-  if (g_signals >= 2 || !g_drain || !g_writer_ready) {
+  g_verify_stopped = 1;
+  if (g_signals >= 2 || !g_drain || !g_writer_ready || g_verifying) {
     request_stop();
   } else {
     union sigval which {};
@@ -103,7 +109,15 @@ void on_writer_signal(int sig) {
 // The reader's SIGUSR1: abandon the queue (a second signal reached the
 // reader alone, or --no-drain). Stopping is not dying: the writer still
 // closes its output as a tape and says what reached it.
-void on_abandon_request(int) {
+// A SIGUSR1 the reader queues (sigqueue) instead carries the stop signal it
+// received: it only ends a read-back (--verify) and skips any still to come.
+void on_abandon_request(int, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code == SI_QUEUE) {
+    g_stop_signal = info->si_value.sival_int;
+    g_verify_stopped = 1;
+    if (g_verifying) request_stop();
+    return;
+  }
   g_abandon = 1;
   request_stop();
 }
@@ -232,6 +246,23 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
 void refuse_output_as_input(const Options& o, const std::string& output, const char* option) {
   if (output_is_input(o.input, output, open_options(o)))
     throw ExactExit(kExitSetup, output_is_input_text("buffer", option, output));
+}
+
+// --verify reads each output back by opening it again. A FIFO's second
+// open waits for a writer that never comes, and a socket cannot be opened
+// at all: refused before anything is opened or read. A name that does not
+// exist yet becomes a file; a remote one is the rmt server's to open.
+void refuse_unverifiable(const Options& o, const std::string& output, const char* option) {
+  if (!o.verify || output.empty() || output == "-") return;
+  OpenOptions how;
+  how.force_local = o.force_local;
+  if (opens_remote(output, how)) return;
+  struct stat st {};
+  if (::stat(output.c_str(), &st) != 0) return;
+  const char* what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : nullptr;
+  if (what == nullptr) return;
+  throw ExactExit(kExitSetup, std::string("buffer: --verify cannot read back ") + option + " " +
+                                  output + ": it is " + what + "\n");
 }
 
 std::unique_ptr<Tape> open_input(const Options& o) {
@@ -662,9 +693,32 @@ class Writer {
     if (!options_.verify || primary_failed_ || !digest_) return "";
     std::string label = output_->name();
     if (options_.next_volume) label += ", volume " + std::to_string(per_volume_.size());
-    std::string mismatch = verify_volume(output_->name(), label, volume_start_,
-                                         options_.block_size, *digest_, open_options(options_));
-    return mismatch;
+    return read_back(label, [&] {
+      return verify_volume(output_->name(), label, volume_start_, options_.block_size, *digest_,
+                           open_options(options_));
+    });
+  }
+
+  // Runs one read-back, which a stop signal ends (or skips, when it came
+  // before): a read-back may wait on the output for ever (a drive, a host
+  // that stopped answering), and there is nothing left to write out.
+  std::string read_back(const std::string& label, const std::function<std::string()>& verify) {
+    g_verifying = 1;
+    if (g_verify_stopped) {
+      g_verifying = 0;
+      return "buffer (writer): no read-back of " + label + ": stopped by " + stop_signal_name() +
+             "\n";
+    }
+    try {
+      std::string mismatch = verify();
+      g_verifying = 0;
+      return mismatch;
+    } catch (const Interrupted&) {
+      g_verifying = 0;
+      clear_stop();
+      return "buffer (writer): read-back of " + label + " stopped by " + stop_signal_name() +
+             "\n";
+    }
   }
 
   // After a clean end of input: the tees closed, everything read back that
@@ -679,7 +733,10 @@ class Writer {
     std::string mismatches;
     if (options_.verify) {
       mismatches = verify_primary();
-      mismatches += tees_.verify_all(options_.block_size, open_options(options_));
+      if (!tees_.empty())
+        mismatches += read_back("the --tee outputs", [&] {
+          return tees_.verify_all(options_.block_size, open_options(options_));
+        });
     }
     // Under --json the digests are objects of their own, never a text line
     // a crafted output name could forge.
@@ -910,9 +967,11 @@ class Reader {
       abandon_queue();
       return finish_writer(kExitRuntime, std::max(signals_announced, 1), /*abandoned=*/true);
     }
-    if (signalled)
+    if (signalled) {
       print_stderr("buffer: " + stop_signal_name() + ": stopping; reading has stopped, writing out " +
                    "the " + queued_text() + "; a second signal abandons them\n");
+      stop_read_back();
+    }
     ring_.finish_input(read_error.empty() && !stopped);
     if (options_.debug) print_stderr("R: Exiting reader\n");
     int status = finish_writer(stopped ? kExitRuntime : kExitOk, signals_announced);
@@ -1104,6 +1163,16 @@ class Reader {
     return kExitRuntime;
   }
 
+  // A first signal that only the reader received still ends the writer's
+  // read-back (--verify), if it is reading back or comes to it; it goes on
+  // writing out the queue.
+  void stop_read_back() {
+    if (!options_.verify) return;
+    union sigval which {};
+    which.sival_int = g_stop_signal;
+    ::sigqueue(writer_.pid(), SIGUSR1, which);
+  }
+
   // The writer stops taking blocks, closes its output (as a tape: filemark,
   // buffered records written out) and says what reached it.
   void abandon_queue() {
@@ -1130,6 +1199,7 @@ class Reader {
           print_stderr("buffer: " + stop_signal_name() + ": stopping; the input has ended, writing out " +
                        "the " + queued_text() + "; a second signal abandons them\n");
           late_stop_announced_ = true;
+          stop_read_back();
         } else {
           abandoning = true;
           print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
@@ -1270,6 +1340,8 @@ int run_options(const Options& options) {
   for (const std::string& output : options.tees)
     refuse_output_as_input(options, output, "--tee");
   refuse_output_as_input(options, options.output, "-o");
+  refuse_unverifiable(options, options.output, "-o");
+  for (const std::string& output : options.tees) refuse_unverifiable(options, output, "--tee");
   std::vector<int> before_input = open_descriptors();
   std::unique_ptr<Tape> input = open_input(options);
   // What opening the input opened (the device or image, a remote shell's

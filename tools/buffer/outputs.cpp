@@ -94,12 +94,16 @@ std::string verify_volume(const std::string& name, const std::string& label, std
     // A record is at most one block; a stream is read in blocks.
     std::vector<std::byte> record(record_size);
     for (;;) {
+      // A file's reads do not block, so a stop may interrupt none of them.
+      if (stop_requested()) throw Interrupted("read back " + name);
       std::size_t n = tape->read(record);
       if (n == 0) break;
       read_back.update(std::span<const std::byte>(record.data(), n));
       bytes += n;
     }
     tape->close();
+  } catch (const Interrupted&) {
+    throw;  // stopped, not failed: the caller says by what
   } catch (const Error& e) {
     return "buffer (writer): verify of " + label + " failed: " + e.what() + "\n";
   }

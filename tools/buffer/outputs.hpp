@@ -53,7 +53,7 @@ std::int64_t volume_start(Tape& tape);
 // Reads the volume `name` back from `start` (volume_start) to its filemark
 // or end and compares its digest and size with what was written. Returns ""
 // when they match, else the line that says how they differ, naming the
-// volume as `label` ("out.tap, volume 2").
+// volume as `label` ("out.tap, volume 2"). Throws Interrupted after request_stop().
 std::string verify_volume(const std::string& name, const std::string& label, std::int64_t start,
                           std::size_t record_size, const OutputDigest& written,
                           const OpenOptions& how);

@@ -29,6 +29,7 @@
 #include "../common/version.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
+#include "../../lib/tape/remote_tape.hpp"
 #include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "digest_channel.hpp"
@@ -511,14 +512,37 @@ class Writer {
     throw ExactExit(kExitRuntime, closing + "buffer (writer): " + why + "; " + reached_text());
   }
 
+  // Pipelined writes to a remote output that write() returned for but the
+  // server has not acknowledged: counted in written_, not known to have
+  // reached it. Zero for any other output, and once the output settled.
+  struct InFlight {
+    std::uint64_t bytes = 0;
+    std::size_t records = 0;
+  };
+  InFlight in_flight() const {
+    const auto* remote = dynamic_cast<const RemoteTape*>(output_.get());
+    if (remote == nullptr || primary_failed_) return {};
+    return {std::min(remote->bytes_in_flight(), per_volume_.back()), remote->writes_in_flight()};
+  }
+
+  // Bytes known to have reached -o: the writes in flight are not.
+  std::uint64_t reached_bytes() const { return written_ - in_flight().bytes; }
+
   // "N bytes reached OUTPUT (volume 1: A, volume 2: B), M queued bytes were
-  // not written".
+  // not written"; with writes in flight, "up to W more may have (R records
+  // in flight)" after N.
   std::string reached_text() const {
-    std::string text = std::to_string(written_) + " bytes reached " + output_->name();
+    InFlight doubt = in_flight();
+    std::string text = std::to_string(written_ - doubt.bytes) + " bytes reached " + output_->name();
+    if (doubt.records > 0)
+      text += ", up to " + std::to_string(doubt.bytes) + " more may have (" +
+              std::to_string(doubt.records) +
+              (doubt.records == 1 ? " record was" : " records were") +
+              " in flight, not acknowledged)";
     if (per_volume_.size() > 1) {
       for (std::size_t i = 0; i < per_volume_.size(); ++i)
         text += (i == 0 ? " (volume " : ", volume ") + std::to_string(i + 1) + ": " +
-                std::to_string(per_volume_[i]);
+                std::to_string(per_volume_[i] - (i + 1 == per_volume_.size() ? doubt.bytes : 0));
       text += ")";
     }
     return text + tees_.reached_text() + ", " +
@@ -556,7 +580,7 @@ class Writer {
     }
     text += tees_.close_all();
     ring_.note_consumer_step();
-    ring_.set_bytes_out(written_);
+    ring_.set_bytes_out(reached_bytes());
     return text;
   }
 

@@ -1076,23 +1076,26 @@ void RemoteTape::lose_stream(int stream, const std::string& action, const std::s
   if (reading_ && writes_in_flight_.empty()) {
     text += "; " + std::to_string(records_read_) +
             (records_read_ == 1 ? " record was" : " records were") + " read";
-  } else if (!writes_in_flight_.empty() || written) {
+  } else if (written) {
     // Records reach the tape in order: those in flight up to the count the
     // server gave are there, the rest are not.
-    std::uint64_t on_tape = written ? static_cast<std::uint64_t>(*written)
-                                    : records_on_tape_;
+    std::uint64_t on_tape = static_cast<std::uint64_t>(*written);
     std::uint64_t index = records_on_tape_;
     for (const InFlightWrite& w : writes_in_flight_) {
       if (index++ < on_tape) continue;
       auto payload = std::as_bytes(std::span(w.request)).subspan(w.header);
       records.emplace_back(payload.begin(), payload.end());
     }
-    if (written)
-      text += "; " + std::to_string(on_tape) + (on_tape == 1 ? " record is" : " records are") +
-              " on the tape";
-    else
-      text += "; at least " + std::to_string(on_tape) + " records are on the tape, up to " +
-              std::to_string(writes_in_flight_.size()) + " more may be";
+    text += "; " + std::to_string(on_tape) + (on_tape == 1 ? " record is" : " records are") +
+            " on the tape";
+  } else if (!writes_in_flight_.empty()) {
+    // No stream could say: the writes in flight are neither on the tape nor
+    // lost as far as anyone knows. They stay counted in flight
+    // (writes_in_flight()), so that a caller's own count says the same.
+    text += "; at least " + std::to_string(records_on_tape_) + " records are on the tape, up to " +
+            std::to_string(writes_in_flight_.size()) + " more may be";
+    reads_in_flight_ = 0;
+    throw StreamLost(text, std::move(records));
   }
   writes_in_flight_.clear();
   write_bytes_in_flight_ = 0;

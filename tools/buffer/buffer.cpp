@@ -825,24 +825,24 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
   ring.warm_ahead(Ring::Side::consumer);
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   return run_main("buffer (writer)", policy, [&] {
-   return with_json_diagnostics(options.json, "buffer (writer)", kExitRuntime, [&] {
-    // The writer alone opens and owns the output, so no other process can
-    // close it (a .tap would get a filemark, a remote tape a close request).
-    // Failures here are still set-up failures: status 255, as in 1.19.
-    std::unique_ptr<Tape> output = open_output(options);
-    enlarge_pipe(output->poll_fd(), options.block_size);
-    // Every output is open before the reader takes any input.
-    TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
-      std::unique_ptr<Tape> tee =
-          open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
-      enlarge_pipe(tee->poll_fd(), options.block_size);
-      return tee;
+    return with_json_diagnostics(options.json, "buffer (writer)", kExitRuntime, [&] {
+      // The writer alone opens and owns the output, so no other process can
+      // close it (a .tap would get a filemark, a remote tape a close request).
+      // Failures here are still set-up failures: status 255, as in 1.19.
+      std::unique_ptr<Tape> output = open_output(options);
+      enlarge_pipe(output->poll_fd(), options.block_size);
+      // Every output is open before the reader takes any input.
+      TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
+        std::unique_ptr<Tape> tee =
+            open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
+        enlarge_pipe(tee->poll_fd(), options.block_size);
+        return tee;
+      });
+      g_writer_ready = 1;
+      ring.set_consumer_ready();
+      Writer writer(ring, std::move(output), tees, options, start, reader, digest_channel);
+      return writer.run();
     });
-    g_writer_ready = 1;
-    ring.set_consumer_ready();
-    Writer writer(ring, std::move(output), tees, options, start, reader, digest_channel);
-    return writer.run();
-   });
   });
 }
 
@@ -1328,22 +1328,7 @@ void print_debug_geometry(const Options& o) {
                std::to_string(o.block_size) + "]\n");
 }
 
-}  // namespace
-
-namespace {
-
-int run_options(const Options& options);
-
-}  // namespace
-
-int run(const Options& options) {
-  set_json_stderr(options.json);
-  return with_json_diagnostics(options.json, "buffer", kExitSetup,
-                               [&] { return run_options(options); });
-}
-
-namespace {
-
+// The run itself; run() adds what --json needs around it.
 int run_options(const Options& options) {
   if (options.help) {
     std::fputs(kUsageText, stdout);
@@ -1453,5 +1438,11 @@ int run_options(const Options& options) {
 }
 
 }  // namespace
+
+int run(const Options& options) {
+  set_json_stderr(options.json);
+  return with_json_diagnostics(options.json, "buffer", kExitSetup,
+                               [&] { return run_options(options); });
+}
 
 }  // namespace tk::buffer

@@ -153,8 +153,10 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   assert_success
   local want
   want=$(sha "$SMALL")
-  # The writer's own lines stay as they were.
-  assert_equal "$(digest_for copy)" "$want"
+  # The writer's digest lines are objects too.
+  jq -e --arg want "$want" '.event == "digest" and .output == "copy" and .digest == $want
+         and .bytes == 3000000' <<<"${stderr_lines[0]}" >/dev/null ||
+    fail "digest object: ${stderr_lines[0]}"
   jq -e --arg want "$want" '.event == "summary" and .digest.algorithm == "sha256"
          and .digest.total == $want and .digest.volumes == [$want]
          and .digest.tees == [{"name": "copy2", "total": $want}]' <<<"${stderr_lines[-1]}" >/dev/null ||
@@ -165,6 +167,36 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   jq -e --arg want "$(md5sum <"$SMALL" | cut -d' ' -f1)" '.digest == {"algorithm": "md5",
          "tees": [{"name": "copy3", "total": $want}]}' <<<"${stderr_lines[-1]}" >/dev/null ||
     fail "summary object: ${stderr_lines[-1]}"
+}
+
+@test "buffer: under --json every line of stderr is one JSON object in UTF-8, whatever bytes an output's name holds" {
+  cd "$BATS_TEST_TMPDIR"
+  # A name that is not UTF-8 and whose second line is a summary object.
+  local name=$'x\xff\n{"event":"summary","digest":{"algorithm":"sha256","total":"fake"}}\ny'
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o copy --tee "$name" --force-local \
+    --hash sha256 --verify --json
+  assert_success
+  iconv -f UTF-8 -t UTF-8 <<<"$stderr" >/dev/null || fail "not UTF-8: $stderr"
+  local line events=()
+  for line in "${stderr_lines[@]}"; do
+    jq -e 'type == "object"' <<<"$line" >/dev/null || fail "not one JSON object: $line"
+    events+=("$(jq -r .event <<<"$line")")
+  done
+  assert_equal "${events[*]}" "digest digest message summary"
+  # The name comes back byte for byte where jq can say it: \u00ff is the byte 0xff.
+  jq -e '.output | startswith("x\u00ff\n{") and endswith("}\ny")' \
+    <<<"${stderr_lines[1]}" >/dev/null || fail "tee's digest object: ${stderr_lines[1]}"
+  jq -e '.digest.total != "fake" and (.digest.tees | length) == 1' <<<"${stderr_lines[-1]}" \
+    >/dev/null || fail "summary object: ${stderr_lines[-1]}"
+  # A stop's last words are objects as well.
+  run --separate-stderr "$BUFFER" -s 10k -i "$SMALL" -o /dev/full --hash sha256 --json
+  assert_equal "$status" 254
+  iconv -f UTF-8 -t UTF-8 <<<"$stderr" >/dev/null || fail "not UTF-8: $stderr"
+  for line in "${stderr_lines[@]}"; do
+    jq -e 'type == "object"' <<<"$line" >/dev/null || fail "not one JSON object: $line"
+  done
+  jq -e '.event == "message" and (.text | test("^buffer \\(writer\\): write of data failed: /dev/full"))' \
+    <<<"${stderr_lines[0]}" >/dev/null || fail "first line: ${stderr_lines[0]}"
 }
 
 @test "buffer: --json's summary gives each .tap volume's digest and the whole's with --next-volume" {
@@ -251,6 +283,57 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   assert_equal "${lines[1]}" 3000000  # the input was left unread
   assert_equal "$stderr" "buffer: cannot open output file: No such file or directory
 filename: missing/x"
+}
+
+@test "buffer: --verify refuses a FIFO as -o or --tee in one line naming it, before any input is read" {
+  cd "$BATS_TEST_TMPDIR"
+  mkfifo fifo
+  # Held open both ways, so that no open of it blocks and nothing here waits
+  # for the FIFO; timeout: a buffer that writes into it must fail, not hang.
+  exec 7<>fifo
+  run --separate-stderr bash -c "timeout -k 5 30 \"$BUFFER\" -o fifo --verify 7>&-; echo \$?; wc -c" <"$SMALL"
+  assert_equal "${lines[0]}" 255
+  assert_equal "${lines[1]}" 3000000  # the input was left unread
+  assert_equal "$stderr" "buffer: --verify cannot read back -o fifo: it is a FIFO"
+  run --separate-stderr bash -c "timeout -k 5 30 \"$BUFFER\" -o copy --tee fifo --verify 7>&-; echo \$?; wc -c" <"$SMALL"
+  assert_equal "${lines[0]}" 255
+  assert_equal "${lines[1]}" 3000000
+  assert_equal "$stderr" "buffer: --verify cannot read back --tee fifo: it is a FIFO"
+  assert_file_not_exists copy
+  exec 7>&-
+}
+
+@test "buffer: one SIGTERM ends a --verify read-back that waits on its output, and the run fails saying so" {
+  cd "$BATS_TEST_TMPDIR"
+  # The first connection is rmt; the next one (the read-back) never answers.
+  cat >rmt-once <<'EOF_SCRIPT'
+#!/bin/sh
+if [ -e served ]; then
+  touch reading-back
+  exec cat >/dev/null
+fi
+touch served
+exec rmt
+EOF_SCRIPT
+  chmod +x rmt-once
+  local remote=localhost:$PWD/r.tap
+  # timeout: a read-back that goes on after the signal must fail the test, not hang it.
+  RSH="$BATS_TEST_DIRNAME/rsh-standin" timeout -k 5 60 "$BUFFER" -s 10k -i "$SMALL" -o "$remote" \
+    --rmt-command "$PWD/rmt-once" --connect-timeout 0 --verify 2>err &
+  local pid=$! reader="" i
+  for i in $(seq 300); do
+    [ -e reading-back ] && reader=$(pgrep -P "$pid" -x buffer) && break
+    sleep 0.1
+  done
+  [ -n "$reader" ] || fail "the read-back did not start: $(cat err)"
+  kill -TERM "$reader"
+  local ended=0
+  wait "$pid" || ended=$?
+  run cat err
+  assert_equal "$ended" 254
+  assert_line "buffer: SIGTERM: stopping; the input has ended, writing out the 0 bytes still queued (0 blocks); a second signal abandons them"
+  assert_line "buffer (writer): read-back of $remote stopped by SIGTERM"
+  refute_line --partial "every output read back matches"
 }
 
 @test "buffer: a --tee output may be a remote host:path, and --verify reads it back through rmt" {

@@ -71,6 +71,37 @@ read_volumes() {
   assert_equal "$(sha back)" "$(head -c "$reached" in | sha)"
 }
 
+@test "pipelined rmt: buffer --timeout names a server that stopped answering and counts only the writes it acknowledged" {
+  "$MT" -f v.tap vt-create 0
+  # An endless input at a paced rate: the writer is mid-window when the
+  # server stops. timeout: a run that never ends must fail, not hang.
+  timeout -k 5 120 "$BUFFER" -s 10k --timeout 3 --output-rate 2m -i /dev/zero \
+    -o "localhost:$PWD/v.tap" 2>err &
+  local pid=$! reader="" writer="" server="" i
+  for i in $(seq 300); do
+    reader=$(pgrep -P "$pid" -x buffer) && writer=$(pgrep -P "$reader" -x buffer) &&
+      server=$(pgrep -P "$writer" -x rmt) && [ "$(grep -c '^A10240$' rmt.debug)" -gt 100 ] && break
+    sleep 0.1
+  done
+  [ -n "$server" ] || fail "no server: $(cat err)"
+  kill -STOP "$server"
+  local ended=0
+  wait "$pid" || ended=$?
+  kill -CONT "$server" 2>/dev/null || true
+  assert_equal "$ended" 254
+  run cat err
+  assert_line --regexp "^buffer \(writer\): the output hung: no block reached localhost:$PWD/v.tap in 3 seconds \(--timeout\); [0-9]+ bytes reached localhost:$PWD/v.tap, up to [0-9]+ more may have \([0-9]+ records? (was|were) in flight, not acknowledged\), [0-9]+ queued bytes were not written$"
+  # What the server acknowledged lies in the range said, whatever it had
+  # sent when it stopped.
+  local line reached doubt acknowledged
+  line=$(grep 'the output hung' err)
+  reached=$(sed -E 's/.*; ([0-9]+) bytes reached .*/\1/' <<<"$line")
+  doubt=$(sed -E 's/.*, up to ([0-9]+) more may have .*/\1/' <<<"$line")
+  acknowledged=$(( $(grep -c '^A10240$' rmt.debug) * 10240 ))
+  [ "$reached" -le "$acknowledged" ] || fail "$reached bytes said to have reached it, $acknowledged acknowledged"
+  [ "$acknowledged" -le $((reached + doubt)) ] || fail "$acknowledged acknowledged, beyond $reached + $doubt"
+}
+
 @test "pipelined rmt: --next-volume carries the cancelled writes to the next tape, nothing lost or written twice" {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/v.tap" --next-volume "$change_tape"

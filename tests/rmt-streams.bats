@@ -440,6 +440,43 @@ kill_while_reading() {
   assert_nothing_left
 }
 
+@test "streams: a session whose server died before it could say what the tape holds gives one count, a range, on every line" {
+  "$MT" -f v.tap vt-create 0
+  # An endless input at a paced rate, so that writes are in flight on every
+  # stream. timeout: a run that never ends must fail, not hang.
+  timeout -k 5 120 "$BUFFER" -s 10k --streams 3 --output-rate 2m -i /dev/zero \
+    -o "localhost:$PWD/v.tap" 2>err 3>&- &
+  local pid=$! reader="" writer="" i
+  for i in $(seq 300); do
+    reader=$(pgrep -P "$pid" -x buffer) && writer=$(pgrep -P "$reader" -x buffer) &&
+      [ "$(pgrep -c -P "$writer" -x rmt)" -ge 3 ] && [ "$(stat -c %s v.tap)" -gt 1000000 ] && break
+    sleep 0.1
+  done
+  [ -n "$writer" ] || fail "buffer did not start: $(cat err)"
+  # The first connection's rmt holds the session: stopped, then killed, it
+  # answers nothing more, not even what the tape holds.
+  local server sent_before sent
+  server=$(pgrep -o -P "$writer" -x rmt)
+  kill -STOP "$server"
+  sent_before=$(awk '/^wchar/ {print $2}' "/proc/$writer/io")
+  for i in $(seq 300); do
+    sent=$(awk '/^wchar/ {print $2}' "/proc/$writer/io")
+    [ $((sent - sent_before)) -gt 40000 ] && break
+    sleep 0.1
+  done
+  kill -KILL "$server"
+  local ended=0
+  wait "$pid" || ended=$?
+  assert_equal "$ended" 254
+  run cat err
+  assert_regex "$output" "stream [0-9] of 3 lost \\([^)]*\\); at least ([0-9]+) records are on the tape, up to ([0-9]+) more may be"
+  [[ $output =~ at\ least\ ([0-9]+)\ records\ are\ on\ the\ tape,\ up\ to\ ([0-9]+)\ more ]]
+  local records=${BASH_REMATCH[1]} more=${BASH_REMATCH[2]}
+  # buffer's own count is the same range, not the lower end alone.
+  assert_line --regexp "^buffer \\(writer\\): $((records * 10240)) bytes reached localhost:$PWD/v\\.tap, up to $((more * 10240)) more may have \\($more records? (was|were) in flight, not acknowledged\\), [0-9]+ queued bytes were not written\$"
+  refute_line --partial "lost the last"
+}
+
 @test "streams: one ssh of three killed mid-transfer ends the run naming it, with the exact records on the tape" {
   needs_sshd
   kill_while_writing 2

@@ -241,7 +241,7 @@ RemoteTape::~RemoteTape() {
       // The destructor closes quietly; close() is the way to hear about it.
     }
   }
-  hang_up();
+  hang_up(broken_);
 }
 
 void RemoteTape::send_close() {
@@ -301,6 +301,14 @@ void RemoteTape::send(std::string_view bytes, const std::string& action) {
   try {
     write_all(s.link.to_child.get(), std::as_bytes(std::span(bytes.data(), bytes.size())),
               "rmt link");
+  } catch (const Interrupted& e) {
+    // A stop (a signal, buffer's --timeout) while the link would take no
+    // more: the server is not reading, so waiting for its shell to end
+    // would only prolong the hang. Part of a request may have gone out, so
+    // the session cannot go on; close() ends it at once. None of the
+    // caller's bytes count as written: a cut request writes nothing.
+    broken_ = true;
+    throw Interrupted(e.context());
   } catch (const Error& e) {
     // EPIPE: the remote shell is gone, which a read would have called a
     // lost connection too; which of the two notices first is chance.
@@ -574,6 +582,20 @@ std::int64_t RemoteTape::seek(std::int64_t offset, int whence) {
 
 void RemoteTape::close() {
   if (!open_) return;
+  if (broken_) {
+    // A stop cut a request or a reply short: nothing more can be asked,
+    // and a server that stopped answering would not see its end of input
+    // either, so its shells are ended at once. The writes still in flight
+    // stay counted (writes_in_flight()): whether they reached the tape is
+    // not known.
+    hang_up(true);
+    std::string text = "close " + name() + ": the session was cut short by a stop";
+    if (!writes_in_flight_.empty())
+      text += "; at least " + std::to_string(records_on_tape_) +
+              " records are on the tape, up to " + std::to_string(writes_in_flight_.size()) +
+              " more may be";
+    throw Error(EIO, text);
+  }
   // Records the tape turns out not to have taken are reported once the
   // tape is closed (with its filemark), so the caller may go on elsewhere.
   std::exception_ptr unwritten;  // or any other failure to settle
@@ -1054,23 +1076,26 @@ void RemoteTape::lose_stream(int stream, const std::string& action, const std::s
   if (reading_ && writes_in_flight_.empty()) {
     text += "; " + std::to_string(records_read_) +
             (records_read_ == 1 ? " record was" : " records were") + " read";
-  } else if (!writes_in_flight_.empty() || written) {
+  } else if (written) {
     // Records reach the tape in order: those in flight up to the count the
     // server gave are there, the rest are not.
-    std::uint64_t on_tape = written ? static_cast<std::uint64_t>(*written)
-                                    : records_on_tape_;
+    std::uint64_t on_tape = static_cast<std::uint64_t>(*written);
     std::uint64_t index = records_on_tape_;
     for (const InFlightWrite& w : writes_in_flight_) {
       if (index++ < on_tape) continue;
       auto payload = std::as_bytes(std::span(w.request)).subspan(w.header);
       records.emplace_back(payload.begin(), payload.end());
     }
-    if (written)
-      text += "; " + std::to_string(on_tape) + (on_tape == 1 ? " record is" : " records are") +
-              " on the tape";
-    else
-      text += "; at least " + std::to_string(on_tape) + " records are on the tape, up to " +
-              std::to_string(writes_in_flight_.size()) + " more may be";
+    text += "; " + std::to_string(on_tape) + (on_tape == 1 ? " record is" : " records are") +
+            " on the tape";
+  } else if (!writes_in_flight_.empty()) {
+    // No stream could say: the writes in flight are neither on the tape nor
+    // lost as far as anyone knows. They stay counted in flight
+    // (writes_in_flight()), so that a caller's own count says the same.
+    text += "; at least " + std::to_string(records_on_tape_) + " records are on the tape, up to " +
+            std::to_string(writes_in_flight_.size()) + " more may be";
+    reads_in_flight_ = 0;
+    throw StreamLost(text, std::move(records));
   }
   writes_in_flight_.clear();
   write_bytes_in_flight_ = 0;

@@ -62,6 +62,12 @@ class RemoteTape final : public Tape {
   bool keeps_records() const override { return true; }
   void expect_sequential_reads() override { read_ahead_wanted_ = true; }
 
+  // Pipelined writes sent whose reply has not come: write() returned for
+  // them, but whether they are on the tape is not known (yet, or after a
+  // stop cut the session short, at all). Records and their bytes.
+  std::size_t writes_in_flight() const noexcept { return writes_in_flight_.size(); }
+  std::uint64_t bytes_in_flight() const noexcept { return write_bytes_in_flight_; }
+
  private:
   enum class Version { unknown, v0, v1 };
   void send(std::string_view bytes, const std::string& action);

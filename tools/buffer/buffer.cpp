@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include "../common/version.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
+#include "../../lib/tape/remote_tape.hpp"
 #include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "digest_channel.hpp"
@@ -52,6 +54,11 @@ volatile std::sig_atomic_t g_final_wait = 0;  // reader: waiting for the writer 
 volatile std::sig_atomic_t g_writer_pid = 0;  // reader: which child is the writer
 volatile std::sig_atomic_t g_writer_ready = 0;  // writer: output open, queue draining
 volatile std::sig_atomic_t g_abandon = 0;  // writer: the reader asked it to abandon the queue
+// Writer: an output is being read back (--verify), which one stop signal
+// ends, since nothing is left to write; and whether a stop has come, after
+// which nothing more is read back.
+volatile std::sig_atomic_t g_verifying = 0;
+volatile std::sig_atomic_t g_verify_stopped = 0;
 // The signal that asked for the stop (the latest one), for the words that
 // say why a run ended; the reader also learns the writer's, with SIGUSR2.
 volatile std::sig_atomic_t g_stop_signal = 0;
@@ -91,7 +98,8 @@ void on_stop_input(int, siginfo_t* info, void*) {
 void on_writer_signal(int sig) {
   g_signals = g_signals + 1;
   g_stop_signal = sig;
-  if (g_signals >= 2 || !g_drain || !g_writer_ready) {
+  g_verify_stopped = 1;
+  if (g_signals >= 2 || !g_drain || !g_writer_ready || g_verifying) {
     request_stop();
   } else {
     union sigval which {};
@@ -102,7 +110,15 @@ void on_writer_signal(int sig) {
 // The reader's SIGUSR1: abandon the queue (a second signal reached the
 // reader alone, or --no-drain). Stopping is not dying: the writer still
 // closes its output as a tape and says what reached it.
-void on_abandon_request(int) {
+// A SIGUSR1 the reader queues (sigqueue) instead carries the stop signal it
+// received: it only ends a read-back (--verify) and skips any still to come.
+void on_abandon_request(int, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code == SI_QUEUE) {
+    g_stop_signal = info->si_value.sival_int;
+    g_verify_stopped = 1;
+    if (g_verifying) request_stop();
+    return;
+  }
   g_abandon = 1;
   request_stop();
 }
@@ -233,12 +249,51 @@ void refuse_output_as_input(const Options& o, const std::string& output, const c
     throw ExactExit(kExitSetup, output_is_input_text("buffer", option, output));
 }
 
+// --verify reads each output back by opening it again. A FIFO's second
+// open waits for a writer that never comes, and a socket cannot be opened
+// at all: refused before anything is opened or read. A name that does not
+// exist yet becomes a file; a remote one is the rmt server's to open.
+void refuse_unverifiable(const Options& o, const std::string& output, const char* option) {
+  if (!o.verify || output.empty() || output == "-") return;
+  OpenOptions how;
+  how.force_local = o.force_local;
+  if (opens_remote(output, how)) return;
+  struct stat st {};
+  if (::stat(output.c_str(), &st) != 0) return;
+  const char* what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : nullptr;
+  if (what == nullptr) return;
+  throw ExactExit(kExitSetup, std::string("buffer: --verify cannot read back ") + option + " " +
+                                  output + ": it is " + what + "\n");
+}
+
 std::unique_ptr<Tape> open_input(const Options& o) {
   return open_end(o.input, 0, O_RDONLY, "input", o);
 }
 
 std::unique_ptr<Tape> open_output(const Options& o) {
   return open_end(o.output, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", o);
+}
+
+// Under --json a stop's last words are "message" objects too: run_main
+// prints what reaches it as text, so what body throws is turned into an
+// ExactExit of JSON lines first. Without --json, body runs as it is.
+int with_json_diagnostics(bool json, const std::string& program, int failure,
+                          const std::function<int()>& body) {
+  if (!json) return body();
+  try {
+    return body();
+  } catch (const ExactExit& e) {
+    throw ExactExit(e.status(), json_message_lines(e.what()));
+  } catch (const UsageError& e) {
+    throw ExactExit(failure, json_message_lines(program + ": " + e.what() + "\n" + kUsageText));
+  } catch (const Interrupted&) {
+    throw;  // quiet, as any stop
+  } catch (const Error& e) {
+    if (e.errnum() == EPIPE) throw;
+    throw ExactExit(failure, json_message_lines(program + ": " + e.what() + "\n"));
+  } catch (const std::exception& e) {
+    throw ExactExit(failure, json_message_lines(program + ": internal error: " + e.what() + "\n"));
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -457,14 +512,37 @@ class Writer {
     throw ExactExit(kExitRuntime, closing + "buffer (writer): " + why + "; " + reached_text());
   }
 
+  // Pipelined writes to a remote output that write() returned for but the
+  // server has not acknowledged: counted in written_, not known to have
+  // reached it. Zero for any other output, and once the output settled.
+  struct InFlight {
+    std::uint64_t bytes = 0;
+    std::size_t records = 0;
+  };
+  InFlight in_flight() const {
+    const auto* remote = dynamic_cast<const RemoteTape*>(output_.get());
+    if (remote == nullptr || primary_failed_) return {};
+    return {std::min(remote->bytes_in_flight(), per_volume_.back()), remote->writes_in_flight()};
+  }
+
+  // Bytes known to have reached -o: the writes in flight are not.
+  std::uint64_t reached_bytes() const { return written_ - in_flight().bytes; }
+
   // "N bytes reached OUTPUT (volume 1: A, volume 2: B), M queued bytes were
-  // not written".
+  // not written"; with writes in flight, "up to W more may have (R records
+  // in flight)" after N.
   std::string reached_text() const {
-    std::string text = std::to_string(written_) + " bytes reached " + output_->name();
+    InFlight doubt = in_flight();
+    std::string text = std::to_string(written_ - doubt.bytes) + " bytes reached " + output_->name();
+    if (doubt.records > 0)
+      text += ", up to " + std::to_string(doubt.bytes) + " more may have (" +
+              std::to_string(doubt.records) +
+              (doubt.records == 1 ? " record was" : " records were") +
+              " in flight, not acknowledged)";
     if (per_volume_.size() > 1) {
       for (std::size_t i = 0; i < per_volume_.size(); ++i)
         text += (i == 0 ? " (volume " : ", volume ") + std::to_string(i + 1) + ": " +
-                std::to_string(per_volume_[i]);
+                std::to_string(per_volume_[i] - (i + 1 == per_volume_.size() ? doubt.bytes : 0));
       text += ")";
     }
     return text + tees_.reached_text() + ", " +
@@ -502,7 +580,7 @@ class Writer {
     }
     text += tees_.close_all();
     ring_.note_consumer_step();
-    ring_.set_bytes_out(written_);
+    ring_.set_bytes_out(reached_bytes());
     return text;
   }
 
@@ -639,9 +717,32 @@ class Writer {
     if (!options_.verify || primary_failed_ || !digest_) return "";
     std::string label = output_->name();
     if (options_.next_volume) label += ", volume " + std::to_string(per_volume_.size());
-    std::string mismatch = verify_volume(output_->name(), label, volume_start_,
-                                         options_.block_size, *digest_, open_options(options_));
-    return mismatch;
+    return read_back(label, [&] {
+      return verify_volume(output_->name(), label, volume_start_, options_.block_size, *digest_,
+                           open_options(options_));
+    });
+  }
+
+  // Runs one read-back, which a stop signal ends (or skips, when it came
+  // before): a read-back may wait on the output for ever (a drive, a host
+  // that stopped answering), and there is nothing left to write out.
+  std::string read_back(const std::string& label, const std::function<std::string()>& verify) {
+    g_verifying = 1;
+    if (g_verify_stopped) {
+      g_verifying = 0;
+      return "buffer (writer): no read-back of " + label + ": stopped by " + stop_signal_name() +
+             "\n";
+    }
+    try {
+      std::string mismatch = verify();
+      g_verifying = 0;
+      return mismatch;
+    } catch (const Interrupted&) {
+      g_verifying = 0;
+      clear_stop();
+      return "buffer (writer): read-back of " + label + " stopped by " + stop_signal_name() +
+             "\n";
+    }
   }
 
   // After a clean end of input: the tees closed, everything read back that
@@ -656,13 +757,25 @@ class Writer {
     std::string mismatches;
     if (options_.verify) {
       mismatches = verify_primary();
-      mismatches += tees_.verify_all(options_.block_size, open_options(options_));
+      if (!tees_.empty())
+        mismatches += read_back("the --tee outputs", [&] {
+          return tees_.verify_all(options_.block_size, open_options(options_));
+        });
     }
-    std::string digests = digest_ && !primary_failed_ ? digest_->summary(output_->name()) : "";
-    digests += tees_.digest_summary();
+    // Under --json the digests are objects of their own, never a text line
+    // a crafted output name could forge.
+    bool json = options_.json;
+    std::string digests;
+    if (digest_ && !primary_failed_)
+      digests = json ? digest_->summary_json(output_->name()) : digest_->summary(output_->name());
+    digests += tees_.digest_summary(json);
+    std::string verdict = mismatches;
     if (options_.verify && mismatches.empty())
-      digests += "buffer (writer): every output read back matches\n";
-    print_stderr(digests + mismatches);
+      verdict = "buffer (writer): every output read back matches\n";
+    if (json)
+      print_stderr_as_is(digests + json_message_lines(verdict));
+    else
+      print_stderr(digests + verdict);
     if (digest_channel_ != nullptr && options_.hash)
       digest_channel_->send(digest_message(*options_.hash, primary_failed_ ? nullptr : &*digest_,
                                            tees_));
@@ -712,22 +825,24 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
   ring.warm_ahead(Ring::Side::consumer);
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   return run_main("buffer (writer)", policy, [&] {
-    // The writer alone opens and owns the output, so no other process can
-    // close it (a .tap would get a filemark, a remote tape a close request).
-    // Failures here are still set-up failures: status 255, as in 1.19.
-    std::unique_ptr<Tape> output = open_output(options);
-    enlarge_pipe(output->poll_fd(), options.block_size);
-    // Every output is open before the reader takes any input.
-    TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
-      std::unique_ptr<Tape> tee =
-          open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
-      enlarge_pipe(tee->poll_fd(), options.block_size);
-      return tee;
+    return with_json_diagnostics(options.json, "buffer (writer)", kExitRuntime, [&] {
+      // The writer alone opens and owns the output, so no other process can
+      // close it (a .tap would get a filemark, a remote tape a close request).
+      // Failures here are still set-up failures: status 255, as in 1.19.
+      std::unique_ptr<Tape> output = open_output(options);
+      enlarge_pipe(output->poll_fd(), options.block_size);
+      // Every output is open before the reader takes any input.
+      TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
+        std::unique_ptr<Tape> tee =
+            open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
+        enlarge_pipe(tee->poll_fd(), options.block_size);
+        return tee;
+      });
+      g_writer_ready = 1;
+      ring.set_consumer_ready();
+      Writer writer(ring, std::move(output), tees, options, start, reader, digest_channel);
+      return writer.run();
     });
-    g_writer_ready = 1;
-    ring.set_consumer_ready();
-    Writer writer(ring, std::move(output), tees, options, start, reader, digest_channel);
-    return writer.run();
   });
 }
 
@@ -783,7 +898,10 @@ class StatusThread {
       if (live_)
         print_stderr(progress_line(period));
       else
-        print_stderr(options_.json ? interval_json(period) : interval_line(period));
+        if (options_.json)
+        print_stderr_as_is(interval_json(period));
+      else
+        print_stderr(interval_line(period));
       period.from_s = period.to_s;
       period.before = period.now;
     }
@@ -873,9 +991,11 @@ class Reader {
       abandon_queue();
       return finish_writer(kExitRuntime, std::max(signals_announced, 1), /*abandoned=*/true);
     }
-    if (signalled)
+    if (signalled) {
       print_stderr("buffer: " + stop_signal_name() + ": stopping; reading has stopped, writing out " +
                    "the " + queued_text() + "; a second signal abandons them\n");
+      stop_read_back();
+    }
     ring_.finish_input(read_error.empty() && !stopped);
     if (options_.debug) print_stderr("R: Exiting reader\n");
     int status = finish_writer(stopped ? kExitRuntime : kExitOk, signals_announced);
@@ -1067,6 +1187,16 @@ class Reader {
     return kExitRuntime;
   }
 
+  // A first signal that only the reader received still ends the writer's
+  // read-back (--verify), if it is reading back or comes to it; it goes on
+  // writing out the queue.
+  void stop_read_back() {
+    if (!options_.verify) return;
+    union sigval which {};
+    which.sival_int = g_stop_signal;
+    ::sigqueue(writer_.pid(), SIGUSR1, which);
+  }
+
   // The writer stops taking blocks, closes its output (as a tape: filemark,
   // buffered records written out) and says what reached it.
   void abandon_queue() {
@@ -1093,6 +1223,7 @@ class Reader {
           print_stderr("buffer: " + stop_signal_name() + ": stopping; the input has ended, writing out " +
                        "the " + queued_text() + "; a second signal abandons them\n");
           late_stop_announced_ = true;
+          stop_read_back();
         } else {
           abandoning = true;
           print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
@@ -1197,9 +1328,8 @@ void print_debug_geometry(const Options& o) {
                std::to_string(o.block_size) + "]\n");
 }
 
-}  // namespace
-
-int run(const Options& options) {
+// The run itself; run() adds what --json needs around it.
+int run_options(const Options& options) {
   if (options.help) {
     std::fputs(kUsageText, stdout);
     std::fputs(kHelpText, stdout);
@@ -1219,6 +1349,8 @@ int run(const Options& options) {
   for (const std::string& output : options.tees)
     refuse_output_as_input(options, output, "--tee");
   refuse_output_as_input(options, options.output, "-o");
+  refuse_unverifiable(options, options.output, "-o");
+  for (const std::string& output : options.tees) refuse_unverifiable(options, output, "--tee");
   std::vector<int> before_input = open_descriptors();
   std::unique_ptr<Tape> input = open_input(options);
   // What opening the input opened (the device or image, a remote shell's
@@ -1282,8 +1414,10 @@ int run(const Options& options) {
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   int status = run_main("buffer (reader)", policy, [&] {
-    Reader reader_loop(*ring, std::move(input), options, writer, input_ended);
-    return reader_loop.run();
+    return with_json_diagnostics(options.json, "buffer (reader)", kExitRuntime, [&] {
+      Reader reader_loop(*ring, std::move(input), options, writer, input_ended);
+      return reader_loop.run();
+    });
   });
   status_thread.stop();
   if (options.progress || options.interval_seconds > 0 || options.json) {
@@ -1295,9 +1429,20 @@ int run(const Options& options) {
     // What the writer computed, if it got as far as its end.
     if (digest_channel)
       summary.digest = read_digest_message(digest_channel->receive(), options.tees);
-    print_stderr(options.json ? summary_json(summary) : summary_line(summary));
+    if (options.json)
+      print_stderr_as_is(summary_json(summary));
+    else
+      print_stderr(summary_line(summary));
   }
   return status;
+}
+
+}  // namespace
+
+int run(const Options& options) {
+  set_json_stderr(options.json);
+  return with_json_diagnostics(options.json, "buffer", kExitSetup,
+                               [&] { return run_options(options); });
 }
 
 }  // namespace tk::buffer

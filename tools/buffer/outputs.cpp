@@ -7,6 +7,7 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
+#include "report.hpp"
 
 namespace tk::buffer {
 
@@ -52,6 +53,24 @@ std::string OutputDigest::summary(const std::string& name) const {
   return text + prefix + ": " + total_.hex() + " (" + std::to_string(total_bytes_) + " bytes)\n";
 }
 
+std::string OutputDigest::summary_json(const std::string& name) const {
+  std::string head = "{\"event\":\"digest\",\"output\":" + json_string(name) +
+                     ",\"algorithm\":" + json_string(digest_name(kind()));
+  auto line = [&](std::string volume, const std::string& hex, std::uint64_t bytes) {
+    return head + volume + ",\"digest\":" + json_string(hex) +
+           ",\"bytes\":" + std::to_string(bytes) + "}\n";
+  };
+  std::string json;
+  if (!ended_.empty()) {
+    for (std::size_t i = 0; i <= ended_.size(); ++i) {
+      bool current = i == ended_.size();
+      json += line(",\"volume\":" + std::to_string(i + 1), current ? volume_hex() : ended_[i].first,
+                   current ? volume_bytes_ : ended_[i].second);
+    }
+  }
+  return json + line("", total_.hex(), total_bytes_);
+}
+
 std::int64_t volume_start(Tape& tape) {
   if (!tape.keeps_records()) return -1;
   try {
@@ -75,12 +94,16 @@ std::string verify_volume(const std::string& name, const std::string& label, std
     // A record is at most one block; a stream is read in blocks.
     std::vector<std::byte> record(record_size);
     for (;;) {
+      // A file's reads do not block, so a stop may interrupt none of them.
+      if (stop_requested()) throw Interrupted("read back " + name);
       std::size_t n = tape->read(record);
       if (n == 0) break;
       read_back.update(std::span<const std::byte>(record.data(), n));
       bytes += n;
     }
     tape->close();
+  } catch (const Interrupted&) {
+    throw;  // stopped, not failed: the caller says by what
   } catch (const Error& e) {
     return "buffer (writer): verify of " + label + " failed: " + e.what() + "\n";
   }
@@ -167,10 +190,11 @@ std::string TeeOutputs::reached_text() const {
   return text;
 }
 
-std::string TeeOutputs::digest_summary() const {
+std::string TeeOutputs::digest_summary(bool json) const {
   std::string text;
   for (const TeeOutput& tee : tees_)
-    if (tee.failure.empty() && tee.digest) text += tee.digest->summary(tee.tape->name());
+    if (tee.failure.empty() && tee.digest)
+      text += json ? tee.digest->summary_json(tee.tape->name()) : tee.digest->summary(tee.tape->name());
   return text;
 }
 

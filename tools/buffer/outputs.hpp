@@ -34,6 +34,9 @@ class OutputDigest {
   // "buffer (writer): sha256 of NAME: HEX (N bytes)" for the whole, after
   // one line per volume when there was more than one.
   std::string summary(const std::string& name) const;
+  // The same under --json: one {"event":"digest","output":NAME,"algorithm":..,
+  // "volume":N,"digest":HEX,"bytes":N} per line, "volume" only on a volume's line.
+  std::string summary_json(const std::string& name) const;
 
  private:
   Digest total_;
@@ -50,7 +53,7 @@ std::int64_t volume_start(Tape& tape);
 // Reads the volume `name` back from `start` (volume_start) to its filemark
 // or end and compares its digest and size with what was written. Returns ""
 // when they match, else the line that says how they differ, naming the
-// volume as `label` ("out.tap, volume 2").
+// volume as `label` ("out.tap, volume 2"). Throws Interrupted after request_stop().
 std::string verify_volume(const std::string& name, const std::string& label, std::int64_t start,
                           std::size_t record_size, const OutputDigest& written,
                           const OpenOptions& how);
@@ -89,7 +92,7 @@ class TeeOutputs {
   // "N bytes reached NAME" for each output, comma-separated.
   std::string reached_text() const;
   // The digests of the outputs still working.
-  std::string digest_summary() const;
+  std::string digest_summary(bool json) const;
   // Each output, in the order of the --tee options.
   const std::vector<TeeOutput>& outputs() const noexcept { return tees_; }
   // Reads each working output back; returns the mismatch lines.

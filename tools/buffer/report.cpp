@@ -46,6 +46,80 @@ void LegacyReport::finish(std::uint64_t bytes_out) {
   if (!text.empty()) print_stderr(text);
 }
 
+namespace {
+
+// Under --json (set once, before the fork, like the program name): every
+// line print_stderr is given goes out as a "message" object.
+bool g_json_stderr = false;
+
+// The length of the well-formed UTF-8 sequence at text[at], or 0 when the
+// byte there starts none (a stray continuation byte, an overlong form, a
+// surrogate, beyond U+10FFFF, or a sequence cut short).
+std::size_t utf8_sequence(const std::string& text, std::size_t at) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(at);
+  std::size_t length;
+  unsigned char low = 0x80, high = 0xbf;  // the second byte's range
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;
+    if (lead == 0xed) high = 0x9f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;
+    if (lead == 0xf4) high = 0x8f;
+  } else {
+    return 0;
+  }
+  if (at + length > text.size() || byte(at + 1) < low || byte(at + 1) > high) return 0;
+  for (std::size_t i = 2; i < length; ++i)
+    if (byte(at + i) < 0x80 || byte(at + i) > 0xbf) return 0;
+  return length;
+}
+
+}  // namespace
+
+std::string json_string(const std::string& text) {
+  std::string quoted = "\"";
+  for (std::size_t at = 0; at < text.size();) {
+    auto c = static_cast<unsigned char>(text[at]);
+    if (c == '"' || c == '\\') {
+      quoted += '\\';
+      quoted += text[at++];
+    } else if (c >= 0x20 && c < 0x7f) {
+      quoted += text[at++];
+    } else if (std::size_t length = c >= 0x80 ? utf8_sequence(text, at) : 0; length != 0) {
+      quoted.append(text, at, length);
+      at += length;
+    } else {
+      // Control characters, and bytes that are not UTF-8 (a file name may
+      // hold any byte): each byte as the code point of its value.
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      quoted += escaped;
+      ++at;
+    }
+  }
+  return quoted + "\"";
+}
+
+void set_json_stderr(bool json) { g_json_stderr = json; }
+
+std::string json_message_lines(const std::string& text) {
+  std::string json;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    std::size_t end = text.find('\n', from);
+    std::size_t next = end == std::string::npos ? text.size() : end + 1;
+    if (end == std::string::npos) end = text.size();
+    json += "{\"event\":\"message\",\"text\":" + json_string(text.substr(from, end - from)) + "}\n";
+    from = next;
+  }
+  return json;
+}
+
 std::string human_bytes(double bytes) {
   static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   int unit = 0;
@@ -109,23 +183,6 @@ std::string json_number(double value, int decimals) {
   char text[48];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;
-}
-
-// The digest's hex and the algorithm name need no escaping; a --tee name
-// may have quotes, backslashes or control characters.
-std::string json_string(const std::string& text) {
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) {
-      quoted += c;
-    } else {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      quoted += escaped;
-    }
-  }
-  return quoted + "\"";
 }
 
 // ", sha256 HEX (volume 1 HEX, volume 2 HEX), sha256 of TEE HEX": -o's
@@ -245,12 +302,16 @@ std::string summary_json(const Summary& summary) {
   return json + "}\n";
 }
 
-void print_stderr(const std::string& text) {
+void print_stderr_as_is(const std::string& text) {
   try {
     write_all(2, std::as_bytes(std::span(text.data(), text.size())), "standard error");
   } catch (const Error&) {
     // A closed stderr must not end the transfer: the data matters more.
   }
+}
+
+void print_stderr(const std::string& text) {
+  print_stderr_as_is(g_json_stderr ? json_message_lines(text) : text);
 }
 
 }  // namespace tk::buffer

@@ -81,8 +81,22 @@ std::string summary_json(const Summary& summary);
 // 1536 -> "1.5 KiB"
 std::string human_bytes(double bytes);
 
+// TEXT as a JSON string: quotes, backslashes and control characters
+// escaped, and each byte that is not part of well-formed UTF-8 as \u00XX.
+std::string json_string(const std::string& text);
+
+// Each line of TEXT as {"event":"message","text":"..."} on a line of its own.
+std::string json_message_lines(const std::string& text);
+
+// --json: from now on print_stderr turns each line into a "message" object,
+// so that standard error carries JSON lines only. Call once, before the fork.
+void set_json_stderr(bool json);
+
 // Writes the whole string to stderr with write(2): unbuffered, safe to call
-// from both processes without interleaving within a line.
+// from both processes without interleaving within a line. Under --json
+// each line becomes a "message" object (set_json_stderr).
 void print_stderr(const std::string& text);
+// The same, for lines that are already JSON objects (or never are under --json).
+void print_stderr_as_is(const std::string& text);
 
 }  // namespace tk::buffer

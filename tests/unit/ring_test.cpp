@@ -63,12 +63,18 @@ bool threads_come_down_to(std::size_t count) {
 TEST(RingWarming, TheConsumersWarmerEndsByItselfWhenTheInputEnds) {
   // 256 MiB: beyond the warmer's lead, so only the input's end stops it.
   tk::Ring ring(65536, 4096);
+  // The input ends only once the consumer has seen its warmer start: on a
+  // busy machine the producer could otherwise finish first, and a warmer
+  // that starts after the end rightly stops at once.
+  int started[2];
+  ASSERT_EQ(::pipe(started), 0);
   pid_t consumer = ::fork();
   ASSERT_NE(consumer, -1);
   if (consumer == 0) {
     std::size_t before = threads();
     ring.warm_ahead(tk::Ring::Side::consumer);
     if (threads() != before + 1) ::_exit(2);
+    if (::write(started[1], "s", 1) != 1) ::_exit(4);
     for (int i = 0; i < 4; ++i) {
       if (ring.wait_filled(1, 5s) != tk::Ring::Wait::ready) ::_exit(3);
       ring.release(ring.oldest_filled_block().size());
@@ -76,6 +82,10 @@ TEST(RingWarming, TheConsumersWarmerEndsByItselfWhenTheInputEnds) {
     // Not stopped by the Ring's end, which never comes here: by the input's.
     ::_exit(threads_come_down_to(before) ? 0 : 1);
   }
+  ::close(started[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(started[0], &byte, 1), 1) << "the consumer's warmer did not start";
+  ::close(started[0]);
   for (int i = 0; i < 4; ++i) {
     ASSERT_EQ(ring.wait_free(5s), tk::Ring::Wait::ready);
     ring.publish(ring.next_free_block().size());

@@ -192,6 +192,14 @@ std::string describe_request(const rmt::Request& r) {
   return line;
 }
 
+// A server started with one socket for all three (rshd without a second
+// channel, inetd) must not write text where its replies go.
+bool stderr_is_reply_channel() {
+  struct stat err {}, out {};
+  return ::fstat(2, &err) == 0 && ::fstat(1, &out) == 0 && err.st_dev == out.st_dev &&
+         err.st_ino == out.st_ino && !S_ISCHR(err.st_mode);
+}
+
 class Session {
  public:
   Session(const ServerOptions& options, int in_fd, int out_fd)
@@ -473,6 +481,14 @@ void Session::open_noted(const rmt::Request& r) {
   note_open(" " + describe_flags(d.flags), false);
   OpenOptions oo;
   oo.create_mode = options_.create_mode;
+  // What the drive found on loading a virtual tape (a write session left
+  // unfinished, completed or left for a writer; an image changed behind its
+  // back): the session log keeps it, and the client's user sees it on the
+  // remote shell's standard error, which is all a host without a log shows.
+  oo.warn = [this](const std::string& text) {
+    log_line(text);
+    if (!stderr_is_reply_channel()) std::fputs(("rmt: " + text + "\n").c_str(), stderr);
+  };
   OpenedTape opened;
   try {
     OpenDeadline deadline(options_.idle_timeout);

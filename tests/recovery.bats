@@ -139,7 +139,7 @@ crash_writer() {
   size=$(stat -c %s t.tap)
   sum=$(sha256sum <t.tap)
   # Open read-only, read a record of file 0, rewind, close.
-  run "$RMT" --read-only <<<"O$PWD/t.tap
+  run --separate-stderr "$RMT" --read-only <<<"O$PWD/t.tap
 0
 R10240
 I6
@@ -148,6 +148,8 @@ C
 "
   assert_success
   assert_line --index 0 A0
+  # The remote user is told, on the remote shell's standard error.
+  [[ $stderr == "rmt: $PWD/t.tap: a write session was left unfinished"*"the next open for writing completes it"* ]]
   assert_equal "$(stat -c %s t.tap)" "$size"
   assert_equal "$(sha256sum <t.tap)" "$sum"
   grep -q '^writing 1' t.tap.state

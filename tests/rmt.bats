@@ -734,7 +734,8 @@ serve_silent() {
   assert_equal "$rc" 137
   echo "image after the kill: $(stat -c %s t.tap) bytes, on $(stat -f -c %T .)"
   assert_equal "$(stat -c %s t.tap)" $((n * (10240 + 8)))
-  # The next open completes the killed writer's close (a filemark).
+  # The next open for writing completes the killed writer's close (a filemark).
+  tapectl -w t.tap status >/dev/null
   run tapectl -r t.tap op rewind : read $((n + 1))
   assert_equal "$(grep -c '^10240$' <<<"$output")" "$n"
   assert_line --index "$n" 0

@@ -1009,3 +1009,16 @@ RACE_TRIES=${TK_RACE_TRIES:-20000}
   assert_file_exists tapes/t.tap.state
   assert_file_not_exists t.tap
 }
+
+@test "rmt: a refused or failed open tells the remote user why on standard error, one line" {
+  echo 'etc/hosts' >plain.tap
+  run --separate-stderr "$RMT" --read-only <<<"O$PWD/w.tap
+1
+O$PWD/plain.tap
+0
+"
+  assert_line --index 0 E30
+  assert_equal "${#stderr_lines[@]}" 2
+  assert_equal "${stderr_lines[0]}" "rmt: open $PWD/w.tap: read-only server: Read-only file system"
+  [[ ${stderr_lines[1]} == "rmt: open $PWD/plain.tap (not a SIMH tape image: "*'the file begins "etc/host'* ]]
+}

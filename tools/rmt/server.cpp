@@ -299,6 +299,9 @@ class Session {
   // Adds to the log's list of opens, which stays bounded however many O
   // requests a session makes.
   void note_open(const std::string& text, bool new_entry = true);
+  // One line on standard error, which a remote shell takes to the client's
+  // user (not when it is the reply channel itself).
+  void tell_user(const std::string& text);
   void open_noted(const rmt::Request& r);  // open() after the name is noted
   std::byte* record_buffer(std::size_t size);
 
@@ -460,13 +463,21 @@ void Session::open(const rmt::Request& r) {
     open_noted(r);
   } catch (const Refusal& f) {
     note_open(std::string(" refused: ") + std::strerror(f.errnum), false);
+    tell_user(device.substr(0, 256) + ": refused: " + f.text);
     throw;
   } catch (const Interrupted&) {
     throw;
   } catch (const Error& e) {
     note_open(std::string(" failed: ") + std::strerror(e.errnum()), false);
+    // The client shows its user only strerror: the reason (the policy that
+    // refused, what the file begins with) reaches them here.
+    tell_user(e.what());
     throw;
   }
+}
+
+void Session::tell_user(const std::string& text) {
+  if (!stderr_is_reply_channel()) std::fputs(("rmt: " + text + "\n").c_str(), stderr);
 }
 
 void Session::open_noted(const rmt::Request& r) {
@@ -487,7 +498,7 @@ void Session::open_noted(const rmt::Request& r) {
   // remote shell's standard error, which is all a host without a log shows.
   oo.warn = [this](const std::string& text) {
     log_line(text);
-    if (!stderr_is_reply_channel()) std::fputs(("rmt: " + text + "\n").c_str(), stderr);
+    tell_user(text);
   };
   OpenedTape opened;
   try {

@@ -112,3 +112,18 @@ setup() {
     assert_equal "$stderr" "$program: write standard output: Bad file descriptor"
   done
 }
+
+@test "cli: buffer, reblock and rmt make no regular file in /dev for a missing drive, and name it" {
+  local dev=/dev/tk-no-such-drive-$$
+  run "$BUFFER" -o "$dev" <<<hi
+  assert_failure
+  assert_output --partial "$dev"
+  run "$REBLOCK" -o "$dev" <<<hi
+  assert_failure
+  assert_output --partial "$dev (no such device"
+  run --separate-stderr "$RMT" <<<"O$dev
+66
+"
+  assert_line --index 0 --regexp "^E(2|19)$"
+  [ ! -e "$dev" ]
+}

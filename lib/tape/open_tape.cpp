@@ -55,6 +55,12 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
   if (name.ends_with(".tap") && (!found || S_ISREG(st.st_mode)))
     return open_simh_tape(name, flags, options);
   if (found && S_ISCHR(st.st_mode)) return open_st_tape(name, flags, options.dir_fd);
+  // buffer -o /dev/nst9 with no such drive would make a regular file in /dev
+  // and report success while the backup went to a RAM-backed file: a name
+  // right in /dev is a device or nothing (/dev/shm and the like are not).
+  if (!found && (flags & O_CREAT) != 0 && options.dir_fd == AT_FDCWD && name.starts_with("/dev/") &&
+      name.find('/', 5) == std::string::npos)
+    throw Error(ENODEV, "open " + name + " (no such device; a regular file is not made in /dev)");
   return open_file_tape(name, flags, options.create_mode, options.dir_fd);
 }
 

@@ -584,7 +584,7 @@ wait_buffer() {
     run /usr/bin/buffer $args </dev/null
     assert_equal "$status" 255
   done <<'EOF'
--h|buffer: invalid option -- 'h'
+-x|buffer: invalid option -- 'x'
 -s|buffer: option requires an argument -- 's'
 -s 0|blocksize 0 out of range
 -s -5|blocksize -5 out of range

@@ -127,3 +127,10 @@ setup() {
   assert_line --index 0 --regexp "^E(2|19)$"
   [ ! -e "$dev" ]
 }
+
+@test "cli: buffer -h prints the help on standard output and exits 0, as --help does (1.19 knew no -h)" {
+  run --separate-stderr "$BUFFER" -h
+  assert_success
+  assert_equal "$stderr" ""
+  assert_equal "$output" "$("$BUFFER" --help)"
+}

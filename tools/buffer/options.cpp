@@ -207,7 +207,7 @@ Options parse_options(int argc, char** argv) {
       ("connect-timeout", "", cxxopts::value<std::string>())
       ("plain-remote", "", cxxopts::value<bool>())
       ("streams", "", cxxopts::value<std::string>())
-      ("help", "", cxxopts::value<bool>())
+      ("h,help", "", cxxopts::value<bool>())
       ("timeout", "", cxxopts::value<std::string>())
       ("input-rate", "", cxxopts::value<std::string>())
       ("output-rate", "", cxxopts::value<std::string>())

@@ -470,8 +470,9 @@ void Session::open(const rmt::Request& r) {
   } catch (const Error& e) {
     note_open(std::string(" failed: ") + std::strerror(e.errnum()), false);
     // The client shows its user only strerror: the reason (the policy that
-    // refused, what the file begins with) reaches them here.
-    tell_user(e.what());
+    // refused, what the file begins with) reaches them here, when there is
+    // more to it than that.
+    if (e.context() != "open " + device) tell_user(e.what());
     throw;
   }
 }

@@ -8,7 +8,12 @@
  *                        the Nth call of FUNC (in the process LABEL, else in
  *                        every process) fails with errno ERR (EIO, ENOSPC,
  *                        EINTR, EAGAIN, ENOMEM, EACCES, ...), or, with ERR
- *                        "short", moves half of its count (at least 1 byte)
+ *                        "short", moves half of its count (at least 1 byte),
+ *                        or with "drop" (reads and writes only) does nothing
+ *                        and says it did: a read finds end of file, a write
+ *                        reports every byte written. "drop" is how a program
+ *                        that ignores an error looks from outside, for
+ *                        showing that the sweep notices one.
  *   TK_FAULT_PROG=NAME   only the program NAME is counted and faulted (rmt
  *                        under tar, not tar or the remote shell)
  *
@@ -52,6 +57,7 @@ static const char* const family_name[F_COUNT] = {
     "fsync", "ftruncate", "fallocate", "rename", "close", "mmap", "fork"};
 
 #define SHORT_COUNT (-1)
+#define DROP_CALL (-2)
 
 static int active;              /* this program is counted and faulted */
 static char label[128] = "0";
@@ -68,7 +74,7 @@ static const struct { const char* name; int value; } errnos[] = {
     {"ENOMEM", ENOMEM}, {"EACCES", EACCES}, {"EPERM", EPERM},   {"EROFS", EROFS},
     {"EMFILE", EMFILE}, {"ENFILE", ENFILE}, {"EBADF", EBADF},   {"EFBIG", EFBIG},
     {"EDQUOT", EDQUOT}, {"ENOENT", ENOENT}, {"EOPNOTSUPP", EOPNOTSUPP},
-    {"EPIPE", EPIPE},   {"EXDEV", EXDEV},   {"EBUSY", EBUSY},   {"short", SHORT_COUNT}};
+    {"EPIPE", EPIPE},   {"EXDEV", EXDEV},   {"EBUSY", EBUSY},   {"short", SHORT_COUNT}, {"drop", DROP_CALL}};
 
 /* write(2) on descriptor 2 and the log, bypassing the counting. */
 static ssize_t raw_write(int fd, const void* buf, size_t count) {
@@ -175,11 +181,15 @@ static int fault_for(enum family f, int fd, const char* path) {
 
 static size_t shortened(size_t count) { return count > 1 ? count / 2 : count; }
 
-/* iov cut to total bytes (at least 1), into out; returns the new iovcnt. */
-static int short_iov(const struct iovec* iov, int iovcnt, struct iovec* out, int max) {
+static size_t iov_total(const struct iovec* iov, int iovcnt) {
   size_t total = 0;
   for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
-  size_t want = shortened(total), have = 0;
+  return total;
+}
+
+/* iov cut to total bytes (at least 1), into out; returns the new iovcnt. */
+static int short_iov(const struct iovec* iov, int iovcnt, struct iovec* out, int max) {
+  size_t want = shortened(iov_total(iov, iovcnt)), have = 0;
   int n = 0;
   for (int i = 0; i < iovcnt && i < max && have < want; ++i) {
     out[n] = iov[i];
@@ -239,6 +249,7 @@ ssize_t read(int fd, void* buf, size_t count) {
   REAL(read);
   int e = fault_for(F_READ, fd, NULL);
   FAIL_IF(e);
+  if (e == DROP_CALL) return 0;
   return real_read(fd, buf, e == SHORT_COUNT ? shortened(count) : count);
 }
 ssize_t __read_chk(int fd, void* buf, size_t count, size_t buflen) {
@@ -250,6 +261,7 @@ ssize_t readv(int fd, const struct iovec* iov, int iovcnt) {
   REAL(readv);
   int e = fault_for(F_READV, fd, NULL);
   FAIL_IF(e);
+  if (e == DROP_CALL) return 0;
   if (e != SHORT_COUNT) return real_readv(fd, iov, iovcnt);
   struct iovec cut[IOV_MAX_SHIM];
   return real_readv(fd, cut, short_iov(iov, iovcnt, cut, IOV_MAX_SHIM));
@@ -259,6 +271,7 @@ ssize_t pread(int fd, void* buf, size_t count, off_t offset) {
   REAL(pread);
   int e = fault_for(F_PREAD, fd, NULL);
   FAIL_IF(e);
+  if (e == DROP_CALL) return 0;
   return real_pread(fd, buf, e == SHORT_COUNT ? shortened(count) : count, offset);
 }
 ssize_t pread64(int fd, void* buf, size_t count, off_t offset) { return pread(fd, buf, count, offset); }
@@ -275,6 +288,7 @@ ssize_t preadv(int fd, const struct iovec* iov, int iovcnt, off_t offset) {
   REAL(preadv);
   int e = fault_for(F_PREAD, fd, NULL);
   FAIL_IF(e);
+  if (e == DROP_CALL) return 0;
   if (e != SHORT_COUNT) return real_preadv(fd, iov, iovcnt, offset);
   struct iovec cut[IOV_MAX_SHIM];
   return real_preadv(fd, cut, short_iov(iov, iovcnt, cut, IOV_MAX_SHIM), offset);
@@ -288,6 +302,7 @@ ssize_t write(int fd, const void* buf, size_t count) {
   if (fd == 2) return raw_write(fd, buf, count);
   int e = fault_for(F_WRITE, fd, NULL);
   FAIL_IF(e);
+  if (e == DROP_CALL) return (ssize_t)count;
   return raw_write(fd, buf, e == SHORT_COUNT ? shortened(count) : count);
 }
 
@@ -296,6 +311,7 @@ ssize_t writev(int fd, const struct iovec* iov, int iovcnt) {
   if (fd == 2) return real_writev(fd, iov, iovcnt);
   int e = fault_for(F_WRITEV, fd, NULL);
   FAIL_IF(e);
+  if (e == DROP_CALL) return (ssize_t)iov_total(iov, iovcnt);
   if (e != SHORT_COUNT) return real_writev(fd, iov, iovcnt);
   struct iovec cut[IOV_MAX_SHIM];
   return real_writev(fd, cut, short_iov(iov, iovcnt, cut, IOV_MAX_SHIM));
@@ -305,6 +321,7 @@ ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) {
   REAL(pwrite);
   int e = fault_for(F_PWRITE, fd, NULL);
   FAIL_IF(e);
+  if (e == DROP_CALL) return (ssize_t)count;
   return real_pwrite(fd, buf, e == SHORT_COUNT ? shortened(count) : count, offset);
 }
 ssize_t pwrite64(int fd, const void* buf, size_t count, off_t offset) {
@@ -315,6 +332,7 @@ ssize_t pwritev(int fd, const struct iovec* iov, int iovcnt, off_t offset) {
   REAL(pwritev);
   int e = fault_for(F_PWRITE, fd, NULL);
   FAIL_IF(e);
+  if (e == DROP_CALL) return (ssize_t)iov_total(iov, iovcnt);
   if (e != SHORT_COUNT) return real_pwritev(fd, iov, iovcnt, offset);
   struct iovec cut[IOV_MAX_SHIM];
   return real_pwritev(fd, cut, short_iov(iov, iovcnt, cut, IOV_MAX_SHIM), offset);

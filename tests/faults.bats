@@ -64,6 +64,14 @@ sweep() { run "$SWEEP" --dir "$BATS_TEST_TMPDIR/sweep" "$@"; }
   assert_line --regexp '^buffer: [1-9][0-9]* cases \(site, errno\), 0 failed'
 }
 
+@test "buffer: a link to rmt failing with writes in flight says exactly what reached the image" {
+  # The seventh write to the link is a record's, sent while the paced rmt
+  # has yet to answer the two before it.
+  sweep --case buffer-remote write:7:EIO@0.1
+  assert_success
+  assert_line "buffer: 1 cases (site, errno), 0 failed, 0 known, 0 not reached"
+}
+
 @test "rmt: every fault of the fast subset is answered, serving tar" {
   sweep rmt-tar
   assert_success

@@ -72,8 +72,8 @@ sweep() { run "$SWEEP" --dir "$BATS_TEST_TMPDIR/sweep" "$@"; }
   assert_line "buffer: 1 cases (site, errno), 0 failed, 0 known, 0 not reached"
 }
 
-@test "rmt: every fault of the fast subset is answered, serving tar" {
-  sweep rmt-tar
+@test "rmt: every fault of the fast subset is answered, serving tar's writes and reads" {
+  sweep rmt-tar rmt-tar-read
   assert_success
   assert_line --regexp '^rmt: [1-9][0-9]* cases \(site, errno\), 0 failed'
 }

@@ -26,7 +26,7 @@ sweep() { run "$SWEEP" --dir "$BATS_TEST_TMPDIR/sweep" "$@"; }
     LD_PRELOAD="$SHIM" "$REBLOCK" -s 10k -i in -o out
   assert_failure 1
   assert_equal "$stderr" "reblock: write out after 1 full record of 10240 bytes: Input/output error"
-  run grep -x "hit 0 write 2 EIO $PWD/out" fault.log
+  run grep -x "hit 0 write 2 EIO w $PWD/out" fault.log
   assert_success
 }
 

@@ -3,7 +3,10 @@
  * answered").
  *
  *   TK_FAULT_LOG=FILE    at exit, one line "count LABEL FUNC N" per family
- *                        called; when the fault fires, "hit LABEL FUNC N ERR"
+ *                        called; when the fault fires, "hit LABEL FUNC N ERR
+ *                        MODE OBJECT": MODE r, w or rw for a descriptor as
+ *                        opened, else -; OBJECT the path opened or renamed,
+ *                        or what the descriptor refers to
  *   TK_FAULT=FUNC:N:ERR[@LABEL]
  *                        the Nth call of FUNC (in the process LABEL, else in
  *                        every process) fails with errno ERR (EIO, ENOSPC,
@@ -27,9 +30,6 @@
  * program, "0.1" its first child by fork, "0.1.2" that child's second, so a
  * call is found again in the next run although buffer's two processes run
  * side by side. A child starts its counts from 0.
- *
- * A "hit" line ends with the object: the path opened or renamed, or what
- * the descriptor refers to.
  *
  * Writes to descriptor 2 are never counted or faulted: they carry the
  * diagnostic whose presence the sweep checks, and a lost diagnostic is not
@@ -151,6 +151,7 @@ static int fault_for(enum family f, int fd, const char* path) {
   if ((int)f != fault_family || n != fault_n) return 0;
   if (fault_label[0] && strcmp(fault_label, label) != 0) return 0;
   char object[256] = "-";
+  const char* mode = "-";
   if (path) {
     snprintf(object, sizeof object, "%s", path);
   } else if (fd >= 0) {
@@ -158,9 +159,13 @@ static int fault_for(enum family f, int fd, const char* path) {
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t len = readlink(link, object, sizeof object - 1);
     object[len > 0 ? len : 0] = 0;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags != -1)
+      mode = (flags & O_ACCMODE) == O_RDONLY ? "r" : (flags & O_ACCMODE) == O_WRONLY ? "w" : "rw";
   }
   char line[512];
-  snprintf(line, sizeof line, "hit %s %s %lu %s %s\n", label, family_name[f], n, fault_err_name, object);
+  snprintf(line, sizeof line, "hit %s %s %lu %s %s %s\n", label, family_name[f], n, fault_err_name,
+           mode, object);
   log_line(line);
   return fault_errno;
 }

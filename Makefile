@@ -185,7 +185,7 @@ deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
 
 lint:
 	mandoc -T lint -W warning man/*.[18]
-	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper bench/run-all bench/bench-* .ci/run
+	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep bench/run-all bench/bench-* .ci/run
 
 # GNU conventions: `install` keeps the symbols (a package's dh_strip makes
 # them a -dbgsym package), `install-strip` or INSTALL_STRIP=1 strips with

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <linux/openat2.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -244,11 +245,21 @@ void write_record(int fd, std::span<const std::byte> record, std::string_view na
 std::vector<int> open_descriptors() {
   std::vector<int> fds;
   {
-    // Without /proc (a bare chroot) the list is empty: nothing is closed,
-    // as before these copies were closed at all.
     std::error_code error;
     std::filesystem::directory_iterator listing("/proc/self/fd", error);
-    if (error) return fds;
+    // Without /proc (a bare chroot), or when the listing cannot be opened
+    // (EMFILE, ENOMEM), every possible descriptor is asked instead: callers
+    // compare two lists, and an empty one taken for the truth made buffer's
+    // writer close its standard output and error as if they were the input's.
+    if (error) {
+      rlimit limit{};
+      int highest = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
+                        ? static_cast<int>(limit.rlim_cur)
+                        : 65536;
+      for (int fd = 0; fd < highest; ++fd)
+        if (::fcntl(fd, F_GETFD) != -1) fds.push_back(fd);
+      return fds;
+    }
     for (const auto& entry : listing) {
       int fd = 0;
       const std::string name = entry.path().filename().string();

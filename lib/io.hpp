@@ -133,8 +133,9 @@ Fd above_stdio(Fd fd);
 // (over /proc/sys/fs/pipe-max-size) is not an error: pipes work at any size.
 std::size_t grow_pipe(int fd, std::size_t bytes) noexcept;
 
-// The descriptors this process has open, ascending (from /proc/self/fd;
-// empty where /proc is not mounted).
+// The descriptors this process has open, ascending: from /proc/self/fd, or
+// where that cannot be listed, by asking each descriptor up to RLIMIT_NOFILE
+// (at most 65536).
 std::vector<int> open_descriptors();
 
 // In a child after fork: closes its copies of descriptors the parent goes on

@@ -23,6 +23,6 @@ load test_helper
 
 @test "shell scripts: shellcheck finds nothing" {
   cd "$BATS_TEST_DIRNAME/.."
-  run shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper bench/run-all bench/bench-* .ci/run
+  run shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep bench/run-all bench/bench-* .ci/run
   assert_success
 }

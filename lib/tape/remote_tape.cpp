@@ -282,6 +282,7 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
                                  std::size_t stream) {
   if (streams_.size() > 1) lose_stream(static_cast<int>(stream), action, why);
   broken_ = true;
+  UnwrittenRecords::Records unwritten = settle_writes_on_loss();
   int status = hang_up();
   // Most lost links are a remote shell that failed (unknown host, refused
   // key, no rmt there): say how it ended, since that is what to fix.
@@ -289,7 +290,50 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
   std::string how = status == -1 || status == 0
                         ? ""
                         : "; the " + shell_ + " ended with " + describe_wait_status(status);
-  throw Error(EIO, action + " " + name() + ": " + why + how);
+  std::string text = action + " " + name() + ": " + why + how;
+  if (unwritten.empty()) throw Error(EIO, text);
+  text += "; " + std::to_string(records_on_tape_) +
+          (records_on_tape_ == 1 ? " record is" : " records are") + " on the tape";
+  throw UnwrittenRecords(EIO, text, std::move(unwritten));
+}
+
+// Pipelined writes were counted as written when sent (write_pipelined).
+// What was sent whole still reaches the server, which answers each request
+// before it sees the end of its input: once the link to it is closed, the
+// answers that come say exactly which of those records are on the tape.
+// A server that does not answer within 30 s, or is gone, leaves the rest
+// unanswered, and they are reported as not written.
+UnwrittenRecords::Records RemoteTape::settle_writes_on_loss() noexcept {
+  UnwrittenRecords::Records records;
+  if (writes_in_flight_.empty()) return records;
+  Stream& s = streams_.front();
+  s.link.to_child = Fd();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  try {
+    while (!writes_in_flight_.empty() && s.link.from_child.valid()) {
+      if (!s.in->buffered()) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd p{s.link.from_child.get(), POLLIN, 0};
+        if (left.count() <= 0 || retry_eintr(::poll, &p, nfds_t{1}, static_cast<int>(left.count())) <= 0)
+          break;
+      }
+      rmt::Reply r = rmt::read_reply(*s.in);
+      const InFlightWrite& w = writes_in_flight_.front();
+      if (!r.ok || static_cast<std::uint64_t>(r.value) != w.request.size() - w.header) break;
+      ++records_on_tape_;
+      writes_in_flight_.pop_front();
+    }
+  } catch (const std::exception&) {
+    // The end of the answers: the link or the server is gone.
+  }
+  for (const InFlightWrite& w : writes_in_flight_) {
+    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header);
+    records.emplace_back(payload.begin(), payload.end());
+  }
+  writes_in_flight_.clear();
+  write_bytes_in_flight_ = 0;
+  return records;
 }
 
 void RemoteTape::send(std::string_view bytes, const std::string& action) {

@@ -80,6 +80,10 @@ class RemoteTape final : public Tape {
   // The connection (with parallel streams: stream `stream`) is lost.
   [[noreturn]] void lose_connection(const std::string& action, const std::string& why,
                                     std::size_t stream = 0);
+  // When the one connection is lost with writes in flight: takes the answers
+  // the server still sends and returns the records not answered, which did
+  // not reach the tape (as far as anyone can tell).
+  UnwrittenRecords::Records settle_writes_on_loss() noexcept;
   // Closes every link and reaps the remote shells, which are given 30 s to
   // see the end of their input unless `at_once`; returns the wait status
   // of stream `which`'s (-1 when there was none or it could not be reaped).

@@ -96,7 +96,7 @@ bool ImageReader::word_at(std::uint64_t offset, std::uint32_t& word) {
   std::byte buf[8];
   ssize_t n = retry_eintr(
       [&] { return ::pread(fd_, buf, sizeof buf, static_cast<off_t>(offset)); });
-  if (n == -1) throw_syscall_error("read tape image");
+  if (n == -1) throw_syscall_error("read " + name_);
   if (n < 4) return false;
   remember(offset, buf, static_cast<std::size_t>(n) / 4);
   word = cache_[0];
@@ -186,7 +186,7 @@ void ImageReader::fill_window(std::uint64_t offset) {
   std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(window_bytes, size_ - from));
   ssize_t n = retry_eintr(
       [&] { return ::pread(fd_, window_.data(), want, static_cast<off_t>(from)); });
-  if (n == -1) throw_syscall_error("read tape image");
+  if (n == -1) throw_syscall_error("read " + name_);
   window_offset_ = from;
   window_count_ = static_cast<std::size_t>(n);
 }
@@ -224,7 +224,7 @@ bool ImageReader::read_data(Object& rec, std::span<std::byte> buf) {
   iovec iov[2] = {{buf.data(), rec.length}, {tail, pad + 8}};
   auto data_at = static_cast<off_t>(rec.start + 4);
   ssize_t n = retry_eintr([&] { return ::preadv(fd_, iov, 2, data_at); });
-  if (n == -1) throw_syscall_error("read tape image");
+  if (n == -1) throw_syscall_error("read " + name_);
   std::size_t got = static_cast<std::size_t>(n);
   if (got >= rec.length + pad + 4 && load_le32(tail + pad) == lead) {
     rec.end = rec.start + record_span(rec.length);

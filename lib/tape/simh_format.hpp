@@ -81,7 +81,9 @@ class ImageReader {
   static constexpr std::uint32_t read_ahead_limit = 16 * 1024;
 
   ImageReader() = default;
-  ImageReader(int fd, std::uint64_t size) noexcept : fd_(fd), size_(size) {}
+  // name: the image's, for the errors of its reads.
+  ImageReader(int fd, std::uint64_t size, std::string name = "tape image") noexcept
+      : fd_(fd), size_(size), name_(std::move(name)) {}
 
   std::uint64_t size() const noexcept { return size_; }
   // Call after the image changed (writes, truncation).
@@ -124,6 +126,7 @@ class ImageReader {
 
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  std::string name_ = "tape image";
   std::uint64_t cache_offset_ = 0;
   std::size_t cache_count_ = 0;  // valid words in cache_
   std::array<std::uint32_t, 2> cache_{};

@@ -67,7 +67,7 @@ class SimhTape final : public Tape {
         state_path_(simh_state_path(path)),
         dir_(std::move(dir)),
         fd_(std::move(fd)),
-        image_(fd_.get(), file_size(fd_.get(), path)),
+        image_(fd_.get(), file_size(fd_.get(), path), path),
         state_(state),
         readable_(readable),
         writable_(writable),
@@ -291,10 +291,13 @@ class SimhTape final : public Tape {
     try {
       const struct stat st = image_stat();
       save_drive_state(dir_fd(), state_path_, state_, create_mode_, &st);
-    } catch (const Error&) {
+    } catch (const Error& e) {
       // A read-only image in a read-only place can still be read; its
-      // position just does not persist.
-      if (fd_writable_) throw;
+      // position just does not persist. Any other failure (a full disk, an
+      // I/O error) would leave the drive where it was before, and the next
+      // read would read the same file again: it is reported.
+      const int why = e.errnum();
+      if (fd_writable_ || (why != EROFS && why != EACCES && why != EPERM)) throw;
     }
   }
 

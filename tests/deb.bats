@@ -106,6 +106,11 @@ Architecture: amd64"
   assert_failure
 }
 
+@test "deb: lintian -I --pedantic finds no hardening tag on the programs" {
+  run lintian -I --pedantic "$DEB"
+  refute_output --partial hardening-
+}
+
 @test "deb: the package ships stripped programs, rmt in sbin, every completion/ file" {
   run dpkg-deb -c "$DEB"
   assert_output --partial ' ./usr/sbin/rmt-tapekit'

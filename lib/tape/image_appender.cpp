@@ -53,7 +53,9 @@ void ImageEnd::truncate(std::uint64_t at) {
 
 void ImageEnd::release() noexcept {
   if (!reserved_) return;
-  (void)::ftruncate(fd_, static_cast<off_t>(size_));
+  // Best effort: blocks left reserved past the end cost space, not data.
+  if (::ftruncate(fd_, static_cast<off_t>(size_)) == -1) {
+  }
   reserved_ = false;
   reserved_end_ = 0;
 }
@@ -87,7 +89,9 @@ void ImageEnd::write_through(std::span<const iovec> iov, std::size_t total,
     int err = n == -1 ? errno : ENOSPC;
     // Keep the image well formed: drop a partly written object.
     if (n > 0) {
-      (void)::ftruncate(fd_, at);
+      // Should the cut fail too, the write's own error is still the one
+      // reported, and the next open finds the object cut short.
+      if (::ftruncate(fd_, at) == -1) errno = err;
       reserved_end_ = 0;
     }
     reader_.set_size(size_);

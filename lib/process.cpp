@@ -108,6 +108,10 @@ int Child::terminate() {
     for (pid_t p : below) ::kill(p, sig);
   };
   signal_all(SIGTERM);
+  // A stopped process (a server someone suspended, the hung end of a link)
+  // acts on SIGTERM only once continued: as kill(1) users and init systems
+  // do, continue it, so the grace period is not spent waiting in vain.
+  signal_all(SIGCONT);
   int status = wait_up_to(kill_grace_seconds);
   if (status != -1) return status;
   signal_all(SIGKILL);

@@ -27,7 +27,8 @@ class Child {
   int wait();
   // Waits up to `seconds` for exit, then ends it as terminate() does.
   int wait_or_terminate(int seconds);
-  // Sends SIGTERM, gives the child kill_grace_seconds to exit, then SIGKILL;
+  // Sends SIGTERM (and SIGCONT, so a stopped child acts on it), gives the
+  // child kill_grace_seconds to exit, then SIGKILL;
   // returns the wait status. A child ignoring SIGTERM cannot hang the caller.
   // The child's own children get the same signals: ssh leaves a ProxyCommand
   // (or a ProxyJump ssh) running when it is killed before it connected.

@@ -20,7 +20,7 @@ setup() {
   seed=${TK_PROPERTY_SEED:-1}
   # Thousands in the plain pass; the sanitizer pass (ten times slower)
   # checks the same code for memory errors on a few.
-  if [ -n "${TK_SANITIZED:-}" ]; then per_test=12; else per_test=750; fi
+  if [ -n "${TK_SANITIZED:-}" ]; then per_test=12; else per_test=600; fi
 }
 
 teardown() {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -42,6 +43,21 @@ TEST(Child, DestroyedWhileRunningEndsAtOnceOnSigterm) {
     pid = child.process.pid();
   }
   EXPECT_FALSE(running(pid));
+}
+
+// A server someone suspended (SIGSTOP) acts on SIGTERM once continued:
+// terminate() continues it, so it ends by SIGTERM, not by the SIGKILL that
+// comes after the grace period.
+TEST(Child, TerminatedWhileStoppedEndsBySigterm) {
+  tk::PipedChild child = tk::spawn_piped({"/bin/sh", "-c", "echo ready; exec sleep 600"});
+  char ready[6] = {};
+  ASSERT_EQ(::read(child.from_child.get(), ready, sizeof ready), 6);
+  ASSERT_EQ(::kill(child.process.pid(), SIGSTOP), 0);
+  siginfo_t stopped{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child.process.pid()), &stopped, WSTOPPED | WNOWAIT), 0);
+  int status = child.process.terminate();
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
 }
 
 }  // namespace

@@ -20,22 +20,6 @@ teardown() {
   if [ -n "${scratch:-}" ]; then rm -rf "$scratch"; fi
 }
 
-# Kills pid and its children (buffer's writer, the remote shell's rmt) at
-# once, and waits until they are gone: a child that is no job of this shell
-# may still be dying, lock held, when the kill returns.
-kill_tree() {
-  local pid=$1 children
-  children=$(pgrep -P "$pid" || true)
-  # shellcheck disable=SC2086 # one pid per word
-  kill -KILL "$pid" $children 2>/dev/null || true
-  for p in $pid $children; do
-    for _ in $(seq 500); do
-      [ -e "/proc/$p" ] && [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" != Z ] || break
-      sleep 0.01
-    done
-  done
-}
-
 # Starts writer kind $1 on t.tap in the background; sets victim to the pid to kill.
 start_writer() {
   case $1 in

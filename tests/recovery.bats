@@ -20,21 +20,6 @@ teardown() {
   if [ -n "${scratch:-}" ]; then rm -rf "$scratch"; fi
 }
 
-# Kills pid and its children at once and waits until none is left holding
-# the image's lock.
-kill_tree() {
-  local pid=$1 children p
-  children=$(pgrep -P "$pid" || true)
-  # shellcheck disable=SC2086 # one pid per word
-  kill -KILL "$pid" $children 2>/dev/null || true
-  for p in $pid $children; do
-    for _ in $(seq 1000); do
-      [ -e "/proc/$p" ] && [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" != Z ] || break
-      sleep 0.01
-    done
-  done
-}
-
 # Writes file three to image $1 with buffer and kills it mid-file: the input
 # stays open, so the writer is killed holding data, its session unfinished.
 crash_writer() {

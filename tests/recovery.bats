@@ -16,6 +16,7 @@ setup() {
 }
 
 teardown() {
+  if [ -n "${holder:-}" ]; then kill -KILL "$holder" 2>/dev/null || true; fi
   if [ -n "${shared:-}" ]; then rm -rf "$shared"; fi
   if [ -n "${scratch:-}" ]; then rm -rf "$scratch"; fi
 }
@@ -155,12 +156,21 @@ C
   "$BUFFER" -s 10k -o t.tap <one
   "$MT" -f t.tap rewind
   "$MT" -f t.tap seek 31
-  # The writer cuts the tape at record 31 first: past 2 MiB it has written
-  # well beyond that.
-  crash_writer t.tap 1048576
+  # A writer that has written its records (staged or not) when it is
+  # killed: "ready" appears only after the writes.
+  tapectl -w t.tap write 600000 600000 : hold ready 60 3>&- &
+  holder=$!
+  for _ in $(seq 2000); do [ -e ready ] && break; sleep 0.01; done
+  [ -e ready ]
+  kill_tree "$holder"
+  wait "$holder" || true
+  holder=
+  grep -q '^writing 1' t.tap.state
   run "$MT" -f t.tap status
   assert_success
-  echo hi | "$BUFFER" -o t.tap
+  run --separate-stderr "$BUFFER" -o t.tap <<<hi
+  assert_success
+  [[ $stderr == *"completed a write session left unfinished"* ]]
   grep -q '^recovered-file -1' t.tap.state
   run "$MT" -f t.tap status
   assert_success

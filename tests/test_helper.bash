@@ -71,12 +71,14 @@ on_disk() {
 
 # Kills pid and its children (buffer's writer, the remote shell's rmt) at
 # once, and waits until they are gone: a child that is no job of this shell
-# may still be dying, lock held, when the kill returns.
+# may still be dying, lock held, when the kill returns. The children go
+# first: buffer's writer, seeing its reader die, writes out and closes the
+# tape (seen once in 12 runs under load), which is no killed writer at all.
 kill_tree() {
   local pid=$1 children p
   children=$(pgrep -P "$pid" || true)
   # shellcheck disable=SC2086 # one pid per word
-  kill -KILL "$pid" $children 2>/dev/null || true
+  kill -KILL $children "$pid" 2>/dev/null || true
   for p in $pid $children; do
     for _ in $(seq 1000); do
       [ -e "/proc/$p" ] && [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" != Z ] || break

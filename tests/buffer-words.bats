@@ -195,8 +195,10 @@ first_write_against_marks() {
   assert_equal "$(stat -c %s out)" 655360
   assert_equal "${#order}" "$((80 + $(tr -cd Z <<<"$order" | wc -c)))"
   assert_equal "$(tr -cd W <<<"$order" | wc -c)" 40
-  # It slept between bursts: at least once per burst of 4 blocks.
-  [ "$(tr -cd Z <<<"$order" | wc -c)" -ge 9 ] || fail "the writer never waited: $order"
+  # It went back to sleep after a burst. How many bursts there are depends
+  # on how the scheduler spaced the producer's blocks (on a loaded machine
+  # two bursts can merge); that each one kept the marks is checked below.
+  [ "$(tr -cd Z <<<"$order" | wc -c)" -ge 2 ] || fail "the writer never waited: $order"
   assert_equal "$(first_write_against_marks 6 2 "$order")" ""
   # Without the pair the writer follows the reader block by block, which the
   # marks forbid.

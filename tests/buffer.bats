@@ -2,6 +2,9 @@
 # Shows that buffer is a drop-in for buffer 1.19 (same options, reports, exit
 # statuses, byte-identical data) and what it adds: no leaks after kill -9,
 # draining on signals, volume changes on a full medium, non-blocking fds.
+# The IPC checks look at the whole IPC namespace; run-suites gives this
+# file one of its own, so that another suite's buffer 1.19 cannot show.
+# run-suites: own IPC namespace
 bats_require_minimum_version 1.5.0
 load test_helper
 load buffer_helper

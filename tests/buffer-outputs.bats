@@ -346,3 +346,23 @@ EOF_SCRIPT
   assert_line "buffer (writer): sha256 of $remote: $(sha "$SMALL") (3000000 bytes)"
   assert_line "buffer (writer): every output read back matches"
 }
+
+@test "buffer: the summary and --json name the tape file written on a .tap, local or remote, and no file for a plain output" {
+  cd "$BATS_TEST_TMPDIR"
+  "$MT" -f t.tap vt-create 0
+  # No-rewind: each run appends a file after the last one.
+  run --separate-stderr "$BUFFER" -s 10k --interval 60 -i "$SMALL" -o t.tap
+  assert_success
+  assert_regex "${stderr_lines[-1]}" '^summary: .*, peak fill [0-9]+%, written as tape file 0$'
+  run --separate-stderr "$BUFFER" -s 10k --json -i "$SMALL" -o t.tap
+  jq -e '.event == "summary" and .tape_file == 1' <<<"${stderr_lines[-1]}" >/dev/null || fail "$stderr"
+  RSH=$BATS_TEST_DIRNAME/rsh-standin RSH_STANDIN_SERVER=$TK_BIN/rmt \
+    run --separate-stderr "$BUFFER" -s 10k --interval 60 -i "$SMALL" -o "localhost:$PWD/t.tap"
+  assert_success
+  assert_regex "${stderr_lines[-1]}" ', written as tape file 2$'
+  run "$MT" -f t.tap status
+  assert_line "File number=3, block number=0, partition=0."
+  # A plain file has no file numbers: nothing is claimed.
+  run --separate-stderr "$BUFFER" -s 10k --json -i "$SMALL" -o plain
+  jq -e '.event == "summary" and (has("tape_file") | not)' <<<"${stderr_lines[-1]}" >/dev/null || fail "$stderr"
+}

@@ -856,6 +856,7 @@ EOF2
   run --separate-stderr medium TK_MEDIUM_BYTES=2200000 TK_MEDIUM_FALLOCATE=ignore \
     "$BUFFER" -s 256k -i data -o "$PWD/t.tap"
   assert_failure
+  without_queue_note
   assert_equal "${stderr_lines[0]}" "buffer (writer): write of data failed: $PWD/t.tap: Input/output error"
   assert_equal "${stderr_lines[2]}" "buffer (writer): $PWD/t.tap lost the last 786432 bytes it had accepted: No space left on device"
   assert_regex "${stderr_lines[3]}" "^buffer \\(writer\\): 2097152 bytes reached $PWD/t.tap, [0-9]+ queued bytes were not written$"
@@ -974,6 +975,7 @@ EOF2
   run --separate-stderr medium TK_MEDIUM_BYTES=300000 TK_MEDIUM_FALLOCATE=ignore \
     "$BUFFER" -s 256k -i <(head -c 524288 data) -o "$PWD/t.tap"
   assert_failure
+  without_queue_note
   assert_equal "${stderr_lines[0]}" "buffer (writer): close of $PWD/t.tap failed: Input/output error"
   assert_equal "${stderr_lines[1]}" "buffer (writer): $PWD/t.tap lost the last 262144 bytes it had accepted: No space left on device"
   assert_equal "${stderr_lines[2]}" "buffer (writer): 262144 bytes reached $PWD/t.tap, 262144 queued bytes were not written"

@@ -86,3 +86,10 @@ kill_tree() {
     done
   done
 }
+
+# Drops buffer's note on a short queue (-s 256k in 1.19's default -m 1m)
+# from $stderr_lines, for tests about the lines that follow it.
+without_queue_note() {
+  # shellcheck disable=SC2034  # read by the calling test
+  mapfile -t stderr_lines < <(grep -v '^buffer: note: -m ' <<<"$stderr")
+}

@@ -53,6 +53,7 @@ struct Ring::Shared {
   std::atomic<std::uint64_t> underruns{0};
   std::atomic<std::uint64_t> consumer_steps{0};
   std::atomic<std::uint64_t> consumer_volume{1};
+  std::atomic<std::int64_t> consumer_tape_file{-1};
   // Followed by `blocks` lengths, then the blocks themselves.
 };
 
@@ -479,6 +480,9 @@ void Ring::note_consumer_started() noexcept { shared_->consumer_started.store(tr
 void Ring::set_consumer_volume(std::uint64_t volume) noexcept {
   shared_->consumer_volume.store(volume);
 }
+void Ring::set_consumer_tape_file(std::int64_t file) noexcept {
+  shared_->consumer_tape_file.store(file);
+}
 void Ring::set_consumer_ready() noexcept { shared_->consumer_ready.store(true); }
 bool Ring::consumer_ready() const noexcept { return shared_->consumer_ready.load(); }
 void Ring::set_consumer_reported() noexcept { shared_->consumer_reported.store(true); }
@@ -495,6 +499,7 @@ RingStats Ring::stats() const noexcept {
   r.peak_filled = s.peak_filled.load(std::memory_order_relaxed);
   r.underruns = s.underruns.load(std::memory_order_relaxed);
   r.volume = s.consumer_volume.load(std::memory_order_relaxed);
+  r.tape_file = s.consumer_tape_file.load(std::memory_order_relaxed);
   return r;
 }
 

@@ -28,6 +28,7 @@ struct RingStats {
   // wait for more (buffer's -p, a high-water mark) is by design, not counted.
   std::uint64_t underruns = 0;
   std::uint64_t volume = 1;        // the consumer's output volume, from 1
+  std::int64_t tape_file = -1;     // the tape file the consumer writes, -1 = not known
 };
 
 class Ring {
@@ -94,6 +95,8 @@ class Ring {
   void note_consumer_started() noexcept;
   // The consumer moved on to its output's next volume (for progress reports).
   void set_consumer_volume(std::uint64_t volume) noexcept;
+  // The file number on tape the consumer writes (-1: not a tape, or it cannot say).
+  void set_consumer_tape_file(std::int64_t file) noexcept;
   // The consumer has opened its output and is ready for blocks.
   void set_consumer_ready() noexcept;
   bool consumer_ready() const noexcept;

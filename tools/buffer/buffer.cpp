@@ -318,8 +318,7 @@ class Writer {
                     g_output_stalled = true;
                     ::pthread_kill(main, SIGUSR1);
                   }) {
-    // Asking a remote tape where it is costs a round trip a status field.
-    if (options.verify) volume_start_ = volume_start(*output_);
+    note_volume_start();
     if (options.hash) digest_.emplace(*options.hash, writes_volumes(options));
   }
 
@@ -657,10 +656,19 @@ class Writer {
                                         std::to_string(written_) + " bytes were written\n");
     }
     output_ = open_tape(options_.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(options_));
-    if (options_.verify) volume_start_ = volume_start(*output_);
+    note_volume_start();
     fresh_volume_ = true;
     print_stderr("buffer (writer): continuing on volume " + std::to_string(per_volume_.size()) +
                  "\n");
+  }
+
+  // The tape file this volume is written as: where --verify reads it back
+  // from, and what the progress line and the summary name. Asking a remote
+  // tape where it is costs a round trip a status field, so only then.
+  void note_volume_start() {
+    if (!options_.verify && !reports_progress(options_)) return;
+    volume_start_ = volume_start(*output_);
+    ring_.set_consumer_tape_file(volume_start_);
   }
 
   // --tee, --keep-going, --hash, --verify.
@@ -1351,6 +1359,7 @@ int run_options(const Options& options) {
   refuse_output_as_input(options, options.output, "-o");
   refuse_unverifiable(options, options.output, "-o");
   for (const std::string& output : options.tees) refuse_unverifiable(options, output, "--tee");
+  if (!options.short_queue_note.empty()) print_stderr(options.short_queue_note);
   std::vector<int> before_input = open_descriptors();
   std::unique_ptr<Tape> input = open_input(options);
   // What opening the input opened (the device or image, a remote shell's
@@ -1420,7 +1429,7 @@ int run_options(const Options& options) {
     });
   });
   status_thread.stop();
-  if (options.progress || options.interval_seconds > 0 || options.json) {
+  if (reports_progress(options)) {
     Summary summary;
     summary.stats = ring->stats();
     summary.ring_blocks = ring->blocks();

@@ -179,6 +179,24 @@ void check_output_options(Options& o) {
   }
 }
 
+// buffer 1.19's -m 1m default holds three blocks of -s 256k: the output then
+// waits on an empty queue at every pause of the input. The default stays, as
+// scripts expect; the run says once what -m would hold 32 blocks, rounded
+// up to a size as one would type it.
+std::string short_queue_note(const Options& o, bool memory_given) {
+  constexpr std::size_t few_blocks = 8, enough_blocks = 32;
+  if (o.blocks >= few_blocks) return {};
+  const std::uint64_t needed = kLegacyQueueHeader + enough_blocks * o.block_size;
+  const std::uint64_t mib = std::uint64_t{1} << 20, kib = 1024;
+  const std::string suggested = needed >= mib ? std::to_string((needed + mib - 1) / mib) + "m"
+                                              : std::to_string((needed + kib - 1) / kib) + "k";
+  return "buffer: note: -m " + std::to_string(o.max_shmem) + (memory_given ? "" : " (the default)") +
+         " holds a queue of only " + std::to_string(o.blocks) + (o.blocks == 1 ? " block" : " blocks") +
+         " of " + std::to_string(o.block_size) +
+         " bytes, too few to keep the output streaming when the input pauses; -m " + suggested +
+         " holds " + std::to_string(enough_blocks) + "\n";
+}
+
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
@@ -368,6 +386,7 @@ Options parse_options(int argc, char** argv) {
                  std::to_string(kLegacyQueueHeader + o.block_size) + " or more (-m is " +
                  std::to_string(o.max_shmem) + (memory_given ? "" : " by default") + ")");
     o.blocks = static_cast<std::size_t>(blocks);
+    o.short_queue_note = short_queue_note(o, memory_given);
   }
   // A queue on a file may be larger than memory (its file system's room is
   // checked when the file is made); only its header, a length per block,

@@ -57,12 +57,20 @@ struct Options {
   std::optional<std::uint64_t> size;     // --size BYTES: the input's length, for an ETA
   int high_water = 0;                    // --high-water PCT (0: not given)
   int low_water = -1;                    // --low-water PCT (-1: not given)
+
+  // Said once at the start when the queue -m leaves is too short to keep
+  // an output streaming (empty: nothing to say).
+  std::string short_queue_note;
 };
 
 // --next-volume changes output volumes when -o is given; without -o, it
 // changes the volumes of -i, read one after the other.
 inline bool reads_volumes(const Options& o) {
   return o.next_volume && o.output.empty() && !o.input.empty();
+}
+// --progress, --interval or --json: the live reports and the closing summary.
+inline bool reports_progress(const Options& o) {
+  return o.progress || o.interval_seconds > 0 || o.json;
 }
 inline bool writes_volumes(const Options& o) { return o.next_volume && !o.output.empty(); }
 

@@ -243,7 +243,9 @@ std::string progress_line(const Interval& period) {
                 human_bytes(static_cast<double>(period.now.bytes_out)).c_str(),
                 human_bytes(flow.rate_out).c_str(), human_bytes(flow.rate_in).c_str(),
                 fill_percent(period.now, period.ring_blocks), clock_text(period.to_s).c_str());
-  return line + eta_text(period) + "\033[K";
+  std::string file;
+  if (period.now.tape_file >= 0) file = "  tape file " + std::to_string(period.now.tape_file);
+  return line + file + eta_text(period) + "\033[K";
 }
 
 std::string interval_json(const Interval& period) {
@@ -260,6 +262,7 @@ std::string interval_json(const Interval& period) {
       ",\"queued_bytes\":" + std::to_string(now.bytes_in - now.bytes_out) +
       ",\"underruns\":" + std::to_string(now.underruns) +
       ",\"volume\":" + std::to_string(now.volume);
+  if (now.tape_file >= 0) json += ",\"tape_file\":" + std::to_string(now.tape_file);
   if (period.total_bytes) json += ",\"total_bytes\":" + std::to_string(*period.total_bytes);
   if (std::optional<double> eta = eta_seconds(period))
     json += ",\"eta_s\":" + json_number(*eta, 1);
@@ -281,6 +284,7 @@ std::string summary_line(const Summary& summary) {
                     ? static_cast<int>(stats.peak_filled * 100 / summary.ring_blocks)
                     : 0);
   std::string text = line;
+  if (stats.tape_file >= 0) text += ", written as tape file " + std::to_string(stats.tape_file);
   if (stats.volume > 1) text += ", " + std::to_string(stats.volume) + " volumes";
   if (summary.digest) text += digest_text(*summary.digest);
   return text + "\n";
@@ -298,6 +302,7 @@ std::string summary_json(const Summary& summary) {
       std::to_string(summary.ring_blocks ? stats.peak_filled * 100 / summary.ring_blocks : 0) +
       ",\"underruns\":" + std::to_string(stats.underruns) +
       ",\"volume\":" + std::to_string(stats.volume);
+  if (stats.tape_file >= 0) json += ",\"tape_file\":" + std::to_string(stats.tape_file);
   if (summary.digest) json += ",\"digest\":" + digest_json(*summary.digest);
   return json + "}\n";
 }

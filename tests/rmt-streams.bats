@@ -307,6 +307,28 @@ EOF
   "$BUFFER" -s 10k -i a.tap | cmp - in
 }
 
+@test "streams: auto does not count the time the remote shell waited for a CPU as the link's: a loaded host gets no more streams" {
+  # Every identify exchange takes 0.1 s, which as the link's round trip
+  # would ask for the most streams auto gives ...
+  cat >slow-identify <<EOF
+#!/bin/bash
+"$TK_BIN/rmt" --log "$PWD/rmt.log" |
+  { IFS= read -r a; printf '%s\n' "\$a"; for k in 1 2 3; do IFS= read -r b; sleep 0.1; printf '%s\n' "\$b"; done; exec cat; }
+EOF
+  chmod +x slow-identify
+  export RSH_STANDIN_SERVER=$PWD/slow-identify
+  "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/link.tap"
+  grep -q 'streams="8 streams"' rmt.log
+  # ... but when the remote shell spent it waiting, runnable, for a CPU
+  # (the starved shim's /proc/PID/schedstat), it is the host's delay.
+  : >rmt.log
+  LD_PRELOAD=$TK_TEST_LIB/starved.so "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/cpu.tap"
+  grep -q 'cpu.tap' rmt.log
+  run ! grep -q 'streams=' rmt.log
+  "$MT" -f cpu.tap rewind
+  "$BUFFER" -s 10k -i cpu.tap | cmp - in
+}
+
 # An owner session waiting for two more streams, its log in owner.log: its
 # join token in $token. Input goes through fd 7.
 start_owner() {

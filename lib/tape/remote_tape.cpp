@@ -6,6 +6,7 @@
 #include <cmath>
 #include <charconv>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <exception>
@@ -104,6 +105,20 @@ int connect_timeout_seconds(const OpenOptions& options) {
                             "': not a number of seconds from 0 to " +
                             std::to_string(max_connect_timeout));
   return seconds;
+}
+
+// How long a task has waited, runnable, for a CPU (the second field of
+// /proc/PID/schedstat, in ns; 0 when the kernel does not say).
+std::chrono::nanoseconds run_queue_wait(const std::string& task) {
+  Fd fd(::open(("/proc/" + task + "/schedstat").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return {};
+  char text[128];
+  ssize_t n = ::read(fd.get(), text, sizeof text - 1);
+  if (n <= 0) return {};
+  text[n] = '\0';
+  unsigned long long on_cpu = 0, waited = 0;
+  if (std::sscanf(text, "%llu %llu", &on_cpu, &waited) != 2) return {};
+  return std::chrono::nanoseconds(static_cast<std::int64_t>(waited));
 }
 
 bool shell_safe(const std::string& s) {
@@ -571,13 +586,22 @@ bool RemoteTape::server_is_tapekit(const std::string& action) {
       // alone, which --streams auto sizes the streams by. It takes the least
       // of three: on a busy machine one exchange can hold a scheduling delay
       // longer than the link's whole round trip.
+      // Each is also less the time this thread and the remote shell spent
+      // runnable but waiting for a CPU: on a loaded host that is CPU delay,
+      // not the link's, and more streams would only add ssh processes to
+      // a machine already short of CPU. (A far host's scheduling delay
+      // cannot be told apart from its link's.)
       const int samples = streams_wanted_ == 0 ? 3 : 1;
+      const std::string shell = std::to_string(streams_[0].link.process.pid());
       known = true;
       for (int k = 0; k < samples && known; ++k) {
+        auto waited = run_queue_wait("thread-self") + run_queue_wait(shell);
         auto start = std::chrono::steady_clock::now();
         send("i" + std::to_string(rmt::tapekit_identify_op) + "\n0\n", action);
         rmt::Reply r = receive(action);
         auto took = std::chrono::steady_clock::now() - start;
+        waited = run_queue_wait("thread-self") + run_queue_wait(shell) - waited;
+        took = std::max<std::chrono::nanoseconds>(took - waited, std::chrono::nanoseconds{0});
         if (k == 0 || took < round_trip_) round_trip_ = took;
         known = r.ok && r.value == rmt::tapekit_identify_op;
       }

@@ -79,13 +79,22 @@ sweep() { run "$SWEEP" --dir "$BATS_TEST_TMPDIR/sweep" "$@"; }
 }
 
 @test "rmt: every fault of the fast subset is answered, serving tar's writes and reads" {
-  sweep rmt-tar rmt-tar-read
+  # Under the sanitizers, the writes alone: they reach the reads' code too.
+  if [ -n "${TK_SANITIZED:-}" ]; then
+    sweep rmt-tar
+  else
+    sweep rmt-tar rmt-tar-read
+  fi
   assert_success
   assert_line --regexp '^rmt: [1-9][0-9]* cases \(site, errno\), 0 failed'
 }
 
 @test "reblock: every fault of the fast subset is answered (to and from a .tap)" {
-  sweep reblock-write reblock-read
+  if [ -n "${TK_SANITIZED:-}" ]; then
+    sweep reblock-write
+  else
+    sweep reblock-write reblock-read
+  fi
   assert_success
   assert_line --regexp '^reblock: [1-9][0-9]* cases \(site, errno\), 0 failed'
 }

@@ -1141,3 +1141,26 @@ EOF2
   FAKE_ST_POS=43 fake run "$MT" --file /dev/zero tell
   assert_output "At block 43."
 }
+
+@test "mt: a block device gets the kernel's answer to the tape ioctls, as mt-st reports it" {
+  local dev=
+  for dev in /dev/loop[0-9]*; do
+    [ -b "$dev" ] && [ -r "$dev" ] && break
+    dev=
+  done
+  [ -n "$dev" ] || skip "no readable block device here"
+  # A loop device refuses MTIOCTOP, MTIOCGET and MTIOCPOS with EINVAL, not
+  # the ENOTTY of a regular file.
+  table_same_as_mt_st <<EOF_CASES
+2 -f $dev fsf 2
+2 -f $dev status
+2 -f $dev tell
+2 -f $dev rewind
+EOF_CASES
+  # A regular file is not asked: no tape ioctl means ENOTTY, as mt-st's.
+  : >plain
+  table_same_as_mt_st <<EOF_CASES
+2 -f plain fsf 1
+2 -f plain status
+EOF_CASES
+}

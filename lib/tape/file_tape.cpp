@@ -3,6 +3,8 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mtio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,11 +28,38 @@ void FileTape::write(std::span<const std::byte> data) {
     write_all(fd_.get(), data, name());
 }
 
-void FileTape::op(MtOp, int) { throw Error(ENOTTY, "tape operation on " + name()); }
+namespace {
 
-TapeStatus FileTape::status() { throw Error(ENOTTY, "tape status of " + name()); }
+// A regular file or a FIFO has no tape ioctls. Anything else (a block
+// device, a socket) is asked for real, as mt-st asks it, so that the
+// kernel's own answer is reported: a loop device says EINVAL, not ENOTTY.
+[[noreturn]] void ask_for_real(int fd, unsigned long request, void* arg, const std::string& context) {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) &&
+      retry_eintr([&] { return ::ioctl(fd, request, arg); }) == -1)
+    throw_errno(context);
+  // Answered (no device but a tape drive should), or not asked.
+  throw Error(ENOTTY, context);
+}
 
-std::int64_t FileTape::tell() { throw Error(ENOTTY, "tape position of " + name()); }
+}  // namespace
+
+void FileTape::op(MtOp op, int count) {
+  struct mtop request {};
+  request.mt_op = static_cast<short>(op);
+  request.mt_count = count;
+  ask_for_real(fd_.get(), MTIOCTOP, &request, "tape operation on " + name());
+}
+
+TapeStatus FileTape::status() {
+  struct mtget g {};
+  ask_for_real(fd_.get(), MTIOCGET, &g, "tape status of " + name());
+}
+
+std::int64_t FileTape::tell() {
+  struct mtpos pos {};
+  ask_for_real(fd_.get(), MTIOCPOS, &pos, "tape position of " + name());
+}
 
 std::int64_t FileTape::seek(std::int64_t offset, int whence) {
   off_t pos = ::lseek(fd_.get(), static_cast<off_t>(offset), whence);

@@ -1,0 +1,168 @@
+// Opening buffer's ends (input, output, tees) with 1.19's messages, and
+// what --json makes of a stop's last words.
+#include "ends.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
+#include "../common/run_main.hpp"
+#include "../common/same_file.hpp"
+#include "../../lib/tape/remote_tape.hpp"
+#include "../../lib/tape/simh_tape.hpp"
+#include "buffer.hpp"
+#include "report.hpp"
+
+namespace tk::buffer {
+
+bool is_char_device(int fd) {
+  struct stat st {};
+  return fd >= 0 && ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+// A 64 KiB pipe makes producer and consumer take turns in small steps. A
+// pipe of 1 MiB (the default pipe-max-size), or two blocks if larger and
+// allowed, lets each side move whole blocks per wake-up: through
+// cat | buffer -s 256k | cat it was the most consistently fast size measured.
+void enlarge_pipe(int fd, std::size_t block_size) {
+  constexpr std::size_t kPreferred = std::size_t{1} << 20;
+  if (fd < 0) return;
+  if (grow_pipe(fd, std::max(kPreferred, block_size * 2)) < kPreferred) grow_pipe(fd, kPreferred);
+}
+
+// buffer 1.19's -Z: rewind a character device after each GiB, for old tape
+// drivers with 2 GiB offset limits. Harmless on Linux st, so failures are ignored.
+void rewind_offset_if_device(int fd) {
+  if (is_char_device(fd)) ::lseek(fd, 0, SEEK_SET);
+}
+
+std::string strerror_text(int err) { return std::strerror(err); }
+
+// For a host:path name, "cannot open" is followed by what the remote backend
+// saw (how the remote shell ended; the error itself is on the line before).
+// The way out for a local file whose name has a colon (backup-10:00.tar) is
+// offered only when such a file could exist here: its directory does.
+std::string remote_detail(const std::string& name, const Error& e, const Options& o) {
+  OpenOptions how;
+  how.force_local = o.force_local;
+  if (!opens_remote(name, how)) return "";
+  std::string text = "buffer: " + e.context();
+  std::size_t slash = name.rfind('/');
+  std::string directory = slash == std::string::npos ? "." : name.substr(0, slash + 1);
+  struct stat st {};
+  if (::stat(directory.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    text += " (--force-local makes " + name + " a local file)";
+  // The remote rmt's own error ("open h:/x") adds nothing to 1.19's lines.
+  else if (e.context() == "open " + name)
+    return "";
+  return text + "\n";
+}
+
+// Which of a remote tape's streams was lost, how, and what the tape holds:
+// the line after 1.19's, which has only strerror's words.
+std::string stream_lost_text(const Error& e, const char* role) {
+  if (dynamic_cast<const StreamLost*>(&e) == nullptr) return "";
+  return std::string("buffer (") + role + "): " + e.context() + "\n";
+}
+
+OpenOptions open_options(const Options& o) {
+  OpenOptions oo;
+  oo.rsh_command = o.rsh_command;
+  oo.rmt_command = o.rmt_command;
+  oo.force_local = o.force_local;
+  oo.connect_timeout = o.connect_timeout;
+  oo.plain_remote = o.plain_remote;
+  // A digest cannot take back records a pipelined tape turns out not to
+  // have taken, which --next-volume then writes again on the next volume.
+  oo.pipelined_writes = !(o.hash && o.next_volume);
+  oo.streams = o.streams;
+  // --streams auto aims at no more than --output-rate lets through.
+  oo.stream_rate = o.output_rate;
+  oo.warn = [](const std::string& text) { print_stderr("buffer: warning: " + text + "\n"); };
+  return oo;
+}
+
+// Opens one end: `name` (empty: the inherited descriptor `fd`) with `flags`;
+// `role` is "input" or "output", as in buffer 1.19's messages.
+std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const char* role,
+                               const Options& o) {
+  if (name.empty()) {
+    try {
+      return tape_from_fd(fd, fd == 0 ? "standard input" : "standard output");
+    } catch (const Error& e) {
+      throw ExactExit(kExitSetup, std::string("buffer: can't stat ") + role +
+                                      " file: " + strerror_text(e.errnum()) + "\n");
+    }
+  }
+  try {
+    return open_tape(name, flags, open_options(o));
+  } catch (const Interrupted&) {
+    throw;  // a signal while opening: quiet, as any stop
+  } catch (const Error& e) {
+    // 1.19's two lines, then why where the tape layer knows more: a file
+    // named *.tap that is no image, the remote shell that ended.
+    const auto* damaged = dynamic_cast<const DamagedImage*>(&e);
+    std::string detail = damaged ? "buffer: " + name + ": " + damaged->damage() + "\n"
+                                 : remote_detail(name, e, o);
+    throw ExactExit(kExitSetup, std::string("buffer: cannot open ") + role + " file: " +
+                                    strerror_text(e.errnum()) + "\nfilename: " + name + "\n" +
+                                    detail);
+  }
+}
+
+void refuse_output_as_input(const Options& o, const std::string& output, const char* option) {
+  if (output_is_input(o.input, output, open_options(o)))
+    throw ExactExit(kExitSetup, output_is_input_text("buffer", option, output));
+}
+
+// --verify reads each output back by opening it again. A FIFO's second
+// open waits for a writer that never comes, and a socket cannot be opened
+// at all: refused before anything is opened or read. A name that does not
+// exist yet becomes a file; a remote one is the rmt server's to open.
+void refuse_unverifiable(const Options& o, const std::string& output, const char* option) {
+  if (!o.verify || output.empty() || output == "-") return;
+  OpenOptions how;
+  how.force_local = o.force_local;
+  if (opens_remote(output, how)) return;
+  struct stat st {};
+  if (::stat(output.c_str(), &st) != 0) return;
+  const char* what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : nullptr;
+  if (what == nullptr) return;
+  throw ExactExit(kExitSetup, std::string("buffer: --verify cannot read back ") + option + " " +
+                                  output + ": it is " + what + "\n");
+}
+
+std::unique_ptr<Tape> open_input(const Options& o) {
+  return open_end(o.input, 0, O_RDONLY, "input", o);
+}
+
+std::unique_ptr<Tape> open_output(const Options& o) {
+  return open_end(o.output, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", o);
+}
+
+// Under --json a stop's last words are "message" objects too: run_main
+// prints what reaches it as text, so what body throws is turned into an
+// ExactExit of JSON lines first. Without --json, body runs as it is.
+int with_json_diagnostics(bool json, const std::string& program, int failure,
+                          const std::function<int()>& body) {
+  if (!json) return body();
+  try {
+    return body();
+  } catch (const ExactExit& e) {
+    throw ExactExit(e.status(), json_message_lines(e.what()));
+  } catch (const UsageError& e) {
+    throw ExactExit(failure, json_message_lines(program + ": " + e.what() + "\n" + kUsageText));
+  } catch (const Interrupted&) {
+    throw;  // quiet, as any stop
+  } catch (const Error& e) {
+    if (e.errnum() == EPIPE) throw;
+    throw ExactExit(failure, json_message_lines(program + ": " + e.what() + "\n"));
+  } catch (const std::exception& e) {
+    throw ExactExit(failure, json_message_lines(program + ": internal error: " + e.what() + "\n"));
+  }
+}
+
+}  // namespace tk::buffer

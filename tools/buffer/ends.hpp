@@ -1,0 +1,37 @@
+// buffer's ends: opening the input, the output and the tees as 1.19 words
+// its failures, and the checks made before anything is opened.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "../../lib/error.hpp"
+#include "../../lib/tape/tape.hpp"
+#include "options.hpp"
+
+namespace tk::buffer {
+
+bool is_char_device(int fd);
+// Grows a pipe so that each side moves whole blocks per wake-up.
+void enlarge_pipe(int fd, std::size_t block_size);
+// buffer 1.19's -Z: back to offset 0 on a character device after each GiB.
+void rewind_offset_if_device(int fd);
+std::string strerror_text(int err);
+// The line naming which of a remote tape's streams was lost ("" otherwise).
+std::string stream_lost_text(const Error& e, const char* role = "writer");
+OpenOptions open_options(const Options& o);
+// Opens `name` (empty: the inherited descriptor `fd`); `role` is "input"
+// or "output", as in 1.19's messages. Failures are ExactExit(255).
+std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const char* role,
+                               const Options& o);
+void refuse_output_as_input(const Options& o, const std::string& output, const char* option);
+void refuse_unverifiable(const Options& o, const std::string& output, const char* option);
+std::unique_ptr<Tape> open_input(const Options& o);
+std::unique_ptr<Tape> open_output(const Options& o);
+// Runs body; under --json, turns what it throws into JSON message lines.
+int with_json_diagnostics(bool json, const std::string& program, int failure,
+                          const std::function<int()>& body);
+
+}  // namespace tk::buffer

@@ -1,0 +1,438 @@
+// buffer's reader: the parent process that fills the ring from the input,
+// changes input volumes and stops the run on signals.
+#include "reader.hpp"
+
+#include "buffer.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "../../lib/error.hpp"
+#include "../../lib/io.hpp"
+#include "../common/run_main.hpp"
+#include "../../lib/process.hpp"
+#include "../../lib/ring/ring.hpp"
+#include "../../lib/tape/simh_tape.hpp"
+#include "../../lib/tape/tape.hpp"
+#include "rate_limit.hpp"
+#include "report.hpp"
+#include "volume_change.hpp"
+#include "watchdog.hpp"
+#include "ends.hpp"
+#include "signals.hpp"
+
+namespace tk::buffer {
+namespace {
+
+using namespace std::chrono_literals;
+
+// ---------------------------------------------------------------------------
+// The reader (parent process).
+
+class Reader {
+ public:
+  Reader(Ring& ring, std::unique_ptr<Tape> input, const Options& options, Child& writer,
+         Clock::time_point& input_ended)
+      : ring_(ring),
+        input_(std::move(input)),
+        options_(options),
+        writer_(writer),
+        input_ended_(input_ended),
+        input_limit_(options.input_rate),
+        watchdog_(std::chrono::seconds(options.timeout_seconds), [main = ::pthread_self()] {
+          // The input's stop request interrupts the read; the flag says why.
+          g_input_stalled = true;
+          ::pthread_kill(main, SIGUSR2);
+        }) {
+    size_bounce();
+  }
+
+  int run() {
+    if (!wait_for_writer_ready()) return writer_setup_failed();
+    if (options_.debug) print_stderr("R: Entering reader\n");
+    bool more = true;
+    std::string read_error;
+    while (more) {
+      if (!wait_for_free_block()) break;
+      std::span<std::byte> block = ring_.next_free_block();
+      std::size_t got = 0;
+      try {
+        more = fill(block, got);
+      } catch (const Interrupted&) {
+        more = false;
+      } catch (const Error& e) {
+        // Drain what was accepted, then report: the data already read reaches
+        // the output (1.19 discarded it). 1.19's line comes first; a damaged
+        // tape image also says what is damaged and where, as reblock and mt do.
+        read_error = "buffer (reader): failed to read input: " + strerror_text(e.errnum()) + "\n";
+        if (e.errnum() == ENOMEM) read_error += record_too_large_text(e);
+        read_error += stream_lost_text(e, "reader");
+        if (const auto* damaged = dynamic_cast<const DamagedImage*>(&e))
+          read_error += "buffer (reader): " + input_->name() + ": " + damaged->damage() +
+                        (damaged->is_damage() ? " (mt verify shows the first damage)" : "") + "\n";
+        more = false;
+      }
+      if (got > 0) publish(block, got);
+      if (!volume_error_.empty()) read_error = volume_error_;
+      if (options_.seek_every_gib && bytes_read_ >= next_gib_) {
+        next_gib_ += kGiB;
+        rewind_offset_if_device(input_->poll_fd());
+      }
+    }
+    watchdog_.stop();
+    if (g_input_stalled)
+      print_stderr("buffer (reader): the input hung: no data came from " + input_->name() +
+                   " in " + seconds_text(std::chrono::seconds(options_.timeout_seconds)) +
+                   " (--timeout); " +
+                   (g_drain ? "what was read is written out\n" : "the queue is abandoned\n"));
+    input_ended_ = Clock::now();
+    if (g_peer_gone) return writer_gone();
+    bool stopped = g_signals || g_stop_input;
+    // A stop from the --timeout watchdog has said why above; the words for a
+    // stop signal are for signals.
+    bool signalled = stopped && !g_input_stalled;
+    const int signals_announced = signalled ? static_cast<int>(g_signals) : 0;
+    if (stopped && !g_drain) {
+      if (signalled)
+        print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
+                     queued_text() + " are abandoned\n");
+      abandon_queue();
+      return finish_writer(kExitRuntime, std::max(signals_announced, 1), /*abandoned=*/true);
+    }
+    if (signalled) {
+      print_stderr("buffer: " + stop_signal_name() + ": stopping; reading has stopped, writing out " +
+                   "the " + queued_text() + "; a second signal abandons them\n");
+      stop_read_back();
+    }
+    ring_.finish_input(read_error.empty() && !stopped);
+    if (options_.debug) print_stderr("R: Exiting reader\n");
+    int status = finish_writer(stopped ? kExitRuntime : kExitOk, signals_announced);
+    if ((signalled || late_stop_announced_) && writer_drained_)
+      print_stderr("buffer: stopped by " + stop_signal_name() + " after the queue was written out: " +
+                   std::to_string(ring_.stats().bytes_out) + " bytes reached " + output_name() +
+                   ", all that was read\n");
+    if (!read_error.empty()) {
+      print_stderr(read_error);
+      status = kExitRuntime;
+    }
+    return status;
+  }
+
+ private:
+  // Nothing is read before the output is open, so a failed open loses no input.
+  bool wait_for_writer_ready() {
+    while (!ring_.consumer_ready()) {
+      if (g_peer_gone) return false;
+      if (g_signals || g_stop_input) {
+        // The writer may be blocked opening the output; it gives up on SIGTERM.
+        ::kill(writer_.pid(), SIGTERM);
+        print_stderr("buffer: stopped by " + stop_signal_name() + " while " + output_name() +
+                     " was still being opened; nothing was read\n");
+        return false;
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+    return true;
+  }
+
+  // The writer could not open the output: its status (255) is ours; after a
+  // signal, the runtime status.
+  int writer_setup_failed() {
+    g_final_wait = 1;
+    clear_stop();
+    int status = writer_.wait();
+    if (g_signals || g_stop_input) return kExitRuntime;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : kExitRuntime;
+  }
+
+  // False when reading must stop (signal, or the writer is gone).
+  bool wait_for_free_block() {
+    for (;;) {
+      if (g_peer_gone || g_signals || g_stop_input) return false;
+      Ring::Wait waited = ring_.wait_free(kPollInterval);
+      if (waited == Ring::Wait::ready) return true;
+      if (waited == Ring::Wait::finished) return false;
+    }
+  }
+
+  // Fills block from the input; `got` counts the bytes so far even when a
+  // signal interrupts. Returns false at end of input.
+  bool fill(std::span<std::byte> block, std::size_t& got) {
+    while (got < block.size()) {
+      std::size_t n;
+      if (input_->keeps_records()) {
+        // A tape read takes a whole record: read into a record-sized buffer
+        // and carry what does not fit into the next block, so no record is
+        // ever cut (1.19 lost records when -s was not a multiple).
+        if (carry_ == carry_end_) {
+          if (!pay_for_last_read()) return false;
+          carry_ = 0;
+          carry_end_ = read_input(bounce_);
+          if (carry_end_ == 0) {
+            if (next_input_volume()) continue;
+            return false;
+          }
+        }
+        n = std::min(block.size() - got, carry_end_ - carry_);
+        std::memcpy(block.data() + got, bounce_.data() + carry_, n);
+        carry_ += n;
+      } else {
+        if (!pay_for_last_read()) return false;
+        n = read_input(block.subspan(got));
+        if (n == 0) {
+          if (next_input_volume()) continue;
+          return false;
+        }
+      }
+      got += n;
+      bytes_read_ += n;
+      volume_bytes_ += n;
+      if (options_.debug >= 2) print_stderr("R: got " + std::to_string(n) + " bytes\n");
+    }
+    return true;
+  }
+
+  // A record larger than the reader takes at once: the words reblock uses,
+  // then the -s that reads it (when the tape can tell the record's size).
+  std::string record_too_large_text(const Error& e) const {
+    std::string limit = bounce_.size() == options_.block_size
+                            ? "-s " + std::to_string(bounce_.size()) + " bytes"
+                            : std::to_string(bounce_.size()) + " bytes (the larger of -s and 1 MiB)";
+    std::string text = "buffer (reader): " + e.context() + ": " +
+                       record_larger_than(input_->name(), limit);
+    const auto* sized = dynamic_cast<const RecordTooLarge*>(&e);
+    if (sized == nullptr || sized->record_bytes() == 0)
+      return text + "; an -s as large as the record reads it\n";
+    std::uint64_t needed = sized->record_bytes();
+    text += "; -s " + std::to_string(needed);
+    if (kLegacyQueueHeader + needed > options_.max_shmem)
+      text += " -m " + std::to_string(kLegacyQueueHeader + needed) + " (or more)";
+    return text + " reads it\n";
+  }
+
+  // One read from the input, watched by --timeout.
+  std::size_t read_input(std::span<std::byte> buffer) {
+    std::size_t n;
+    {
+      Watchdog::Call call = watchdog_.watch();
+      n = input_->read(buffer);
+    }
+    unpaid_ += n;
+    return n;
+  }
+
+  // --input-rate: waits off the last read before the next one, so a stop
+  // while waiting never leaves read data behind. False when reading must stop.
+  bool pay_for_last_read() {
+    std::uint64_t bytes = unpaid_;
+    unpaid_ = 0;
+    return input_limit_.pace(bytes, [] { return g_signals || g_stop_input || g_peer_gone; });
+  }
+
+  void size_bounce() {
+    if (input_->keeps_records() && bounce_.empty())
+      bounce_.resize(std::max<std::size_t>(options_.block_size, std::size_t{1} << 20));
+  }
+
+  // End of data on the current volume: a read that returns nothing, which on
+  // a tape is the filemark ending the file being read (what closing a volume
+  // written with --next-volume leaves) or the end of recorded data, and on a
+  // file or pipe the end of the file. With --next-volume and no -o, runs the
+  // command and goes on with the next volume; returns false at the end of
+  // the input: without --next-volume, when a volume has no data at all, or
+  // (with volume_error_ set) when the change failed.
+  bool next_input_volume() {
+    if (!reads_volumes(options_)) return false;
+    if (volume_bytes_ == 0) {
+      if (volume_ > 1)
+        print_stderr("buffer (reader): volume " + std::to_string(volume_) + " of " +
+                     input_->name() + " has no data: end of input\n");
+      return false;
+    }
+    input_->close();
+    print_stderr("buffer (reader): end of data on " + input_->name() + " after " +
+                 std::to_string(bytes_read_) + " bytes; running the volume change command\n");
+    int status = run_volume_command(*options_.next_volume, volume_ + 1, bytes_read_,
+                                    "BUFFER_INPUT", options_.input);
+    if (status != 0) {
+      volume_error_ = "buffer (reader): volume change command failed (" +
+                      describe_wait_status(status) + "); " + std::to_string(bytes_read_) +
+                      " bytes were read\n";
+      return false;
+    }
+    try {
+      input_ = open_tape(options_.input, O_RDONLY, open_options(options_));
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const Error& e) {
+      volume_error_ = "buffer (reader): cannot open volume " + std::to_string(volume_ + 1) +
+                      ": " + e.what() + "\n";
+      return false;
+    }
+    ++volume_;
+    volume_bytes_ = 0;
+    carry_ = carry_end_ = 0;
+    size_bounce();
+    print_stderr("buffer (reader): reading volume " + std::to_string(volume_) + "\n");
+    return true;
+  }
+
+  void publish(std::span<std::byte> block, std::size_t got) {
+    if (got < block.size() && options_.pad_last_block) {
+      std::memset(block.data() + got, 0, block.size() - got);
+      got = block.size();
+    }
+    ring_.publish(got);
+  }
+
+  int writer_gone() {
+    g_final_wait = 1;
+    clear_stop();
+    int status = writer_.wait();
+    if (!ring_.consumer_reported())
+      print_stderr("buffer (reader): the writer process ended (" + describe_wait_status(status) +
+                   "); " + std::to_string(ring_.stats().bytes_out) + " bytes were written\n");
+    return kExitRuntime;
+  }
+
+  // A first signal that only the reader received still ends the writer's
+  // read-back (--verify), if it is reading back or comes to it; it goes on
+  // writing out the queue.
+  void stop_read_back() {
+    if (!options_.verify) return;
+    union sigval which {};
+    which.sival_int = g_stop_signal;
+    ::sigqueue(writer_.pid(), SIGUSR1, which);
+  }
+
+  // The writer stops taking blocks, closes its output (as a tape: filemark,
+  // buffered records written out) and says what reached it.
+  void abandon_queue() {
+    ring_.request_abort();
+    ::kill(writer_.pid(), SIGUSR1);
+  }
+
+  // Waits for the writer to drain the ring. A further signal abandons the
+  // queue; after that, a signal kills the writer only if it has made no
+  // progress since the signal before (stuck in the kernel on a dead device
+  // or mount): a writer that is still closing its output is never killed.
+  // A first signal that comes only now, the input already read, is said as
+  // one during reading is: a stop must never be silent.
+  int finish_writer(int status, int signals_announced, bool abandoned = false) {
+    g_final_wait = 1;
+    int signals_seen = signals_announced;
+    bool abandoning = abandoned;
+    bool killed = false;
+    std::uint64_t steps = 0;
+    auto take_new_signals = [&](bool writer_done) {
+      if (g_signals <= signals_seen) return;
+      if (signals_seen == 0 && g_signals == 1) {
+        if (g_drain || writer_done) {
+          print_stderr("buffer: " + stop_signal_name() + ": stopping; the input has ended, writing out " +
+                       "the " + queued_text() + "; a second signal abandons them\n");
+          late_stop_announced_ = true;
+          stop_read_back();
+        } else {
+          abandoning = true;
+          print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
+                       queued_text() + " are abandoned\n");
+          abandon_queue();
+        }
+      } else if (writer_done) {
+        // Nothing is left to abandon or to kill.
+      } else if (!abandoning) {
+        abandoning = true;
+        print_stderr("buffer: a second " + stop_signal_name() + ": abandoning the " +
+                     queued_text() + "\n");
+        abandon_queue();
+      } else if (ring_.consumer_steps() == steps) {
+        ring_.set_consumer_reported();
+        ::kill(writer_.pid(), SIGKILL);
+        killed = true;
+      } else {
+        ::kill(writer_.pid(), SIGUSR1);
+      }
+      steps = ring_.consumer_steps();
+      signals_seen = g_signals;
+      status = kExitRuntime;
+    };
+    for (;;) {
+      clear_stop();
+      take_new_signals(false);
+      try {
+        int writer_status = writer_.wait();
+        // A signal just before the wait began did not interrupt it.
+        take_new_signals(true);
+        if (killed) {
+          // What it had handed to the output is an upper bound: an output
+          // that buffers (a tape image) lost what it had not yet stored.
+          print_stderr("buffer (reader): the writer made no progress after it was told to stop "
+                       "and was killed; at most " +
+                       std::to_string(ring_.stats().bytes_out) + " bytes reached " +
+                       output_name() + "\n");
+          return kExitRuntime;
+        }
+        writer_drained_ = writer_status == 0 && !abandoning;
+        if (writer_status != 0) {
+          if (!ring_.consumer_reported() && !(WIFEXITED(writer_status)))
+            print_stderr("buffer (reader): the writer process ended (" +
+                         describe_wait_status(writer_status) + ")\n");
+          return kExitRuntime;
+        }
+        return status;
+      } catch (const Interrupted&) {
+        // Taken at the top of the loop.
+      }
+    }
+  }
+
+  // "102400 bytes still queued (10 blocks)"
+  std::string queued_text() const {
+    RingStats stats = ring_.stats();
+    return std::to_string(stats.bytes_in - stats.bytes_out) + " bytes still queued (" +
+           std::to_string(stats.blocks_filled) + (stats.blocks_filled == 1 ? " block)" : " blocks)");
+  }
+
+  std::string output_name() const {
+    return options_.output.empty() ? std::string("standard output") : options_.output;
+  }
+
+  Ring& ring_;
+  std::unique_ptr<Tape> input_;
+  const Options& options_;
+  Child& writer_;
+  Clock::time_point& input_ended_;
+  std::vector<std::byte> bounce_;
+  std::size_t carry_ = 0;
+  std::size_t carry_end_ = 0;
+  std::uint64_t bytes_read_ = 0;
+  std::uint64_t next_gib_ = kGiB;
+  bool writer_drained_ = false;  // the writer wrote out the whole queue and ended well
+  bool late_stop_announced_ = false;  // a first signal came after the input had ended
+  std::size_t volume_ = 1;          // the input volume being read
+  std::uint64_t volume_bytes_ = 0;  // bytes read from it
+  std::string volume_error_;        // why changing input volumes failed
+  std::uint64_t unpaid_ = 0;        // bytes read, not yet waited off for --input-rate
+  RateLimit input_limit_;
+  Watchdog watchdog_;
+};
+
+}  // namespace
+
+int read_input(Ring& ring, std::unique_ptr<Tape> input, const Options& options, Child& writer,
+               Clock::time_point& input_ended) {
+  Reader reader(ring, std::move(input), options, writer, input_ended);
+  return reader.run();
+}
+
+}  // namespace tk::buffer

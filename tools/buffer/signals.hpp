@@ -1,0 +1,49 @@
+// buffer's signals: what each process does on INT, TERM, HUP and QUIT, on
+// its peer's death and on the other's requests (SIGUSR1, SIGUSR2).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <string>
+
+namespace tk::buffer {
+
+// Signal flags: the only mutable globals (style.md §8), defined and
+// explained in signals.cpp.
+extern volatile std::sig_atomic_t g_signals;
+extern volatile std::sig_atomic_t g_peer_gone;
+extern volatile std::sig_atomic_t g_stop_input;
+extern volatile std::sig_atomic_t g_drain;
+extern volatile std::sig_atomic_t g_final_wait;
+extern volatile std::sig_atomic_t g_writer_pid;
+extern volatile std::sig_atomic_t g_writer_ready;
+extern volatile std::sig_atomic_t g_abandon;
+extern volatile std::sig_atomic_t g_verifying;
+extern volatile std::sig_atomic_t g_verify_stopped;
+extern volatile std::sig_atomic_t g_stop_signal;
+extern std::atomic<bool> g_input_stalled;
+extern std::atomic<bool> g_output_stalled;
+
+inline constexpr auto kPollInterval = std::chrono::milliseconds(250);  // how soon a side notices the other's death
+inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+inline constexpr int kTerminatingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// The reader's handlers.
+void on_reader_signal(int sig);
+void on_child_exit(int);
+void on_stop_input(int, siginfo_t* info, void*);
+// The writer's handlers.
+void on_writer_signal(int sig);
+void on_abandon_request(int, siginfo_t* info, void*);
+void on_reader_death(int);
+
+// Without SA_RESTART: a blocked read or write must return.
+void install_handler(int sig, void (*handler)(int));
+void install_handler(int sig, void (*handler)(int, siginfo_t*, void*));
+
+// "SIGTERM", or "a signal" when none was recorded.
+std::string stop_signal_name();
+
+}  // namespace tk::buffer

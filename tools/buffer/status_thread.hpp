@@ -1,0 +1,93 @@
+// buffer's live status: --progress and --interval lines from a thread of
+// the reader process.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <pthread.h>
+#include <thread>
+#include <unistd.h>
+
+#include "../../lib/ring/ring.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+namespace tk::buffer {
+
+// ---------------------------------------------------------------------------
+// Live status (a thread in the reader process).
+
+class StatusThread {
+ public:
+  StatusThread(const Ring& ring, const Options& options, Clock::time_point start,
+               std::optional<std::uint64_t> total_bytes)
+      : ring_(ring), options_(options), start_(start), total_bytes_(total_bytes) {
+    live_ = options.progress && ::isatty(2);
+    if (!live_ && options.interval_seconds <= 0) return;
+    // Signals must reach the main thread, whose blocking calls they interrupt.
+    sigset_t all, previous;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+    thread_ = std::thread([this] { loop(); });
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  }
+  ~StatusThread() { stop(); }
+  StatusThread(const StatusThread&) = delete;
+  StatusThread& operator=(const StatusThread&) = delete;
+
+  void stop() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    if (live_) print_stderr("\n");
+  }
+
+ private:
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+  void loop() {
+    auto every = live_ ? std::chrono::duration<double>(0.5)
+                       : std::chrono::duration<double>(options_.interval_seconds);
+    auto tick = std::chrono::duration_cast<Clock::duration>(every);
+    Clock::time_point next = start_ + tick;
+    Interval period;
+    period.ring_blocks = ring_.blocks();
+    period.total_bytes = total_bytes_;
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
+      next += tick;
+      period.now = ring_.stats();
+      period.to_s = seconds_since_start();
+      if (live_)
+        print_stderr(progress_line(period));
+      else
+        if (options_.json)
+        print_stderr_as_is(interval_json(period));
+      else
+        print_stderr(interval_line(period));
+      period.from_s = period.to_s;
+      period.before = period.now;
+    }
+  }
+
+  const Ring& ring_;
+  const Options& options_;
+  Clock::time_point start_;
+  std::optional<std::uint64_t> total_bytes_;
+  bool live_ = false;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+};
+
+}  // namespace tk::buffer

@@ -1,4 +1,6 @@
-// Running the --next-volume command.
+// Changing volumes: the --next-volume command, and the writer's side of it
+// (a full medium, what carries over to the next volume) with its
+// read-backs (--verify).
 #include "volume_change.hpp"
 
 #include <cstdlib>
@@ -6,6 +8,10 @@
 
 #include "../../lib/io.hpp"
 #include "../../lib/process.hpp"
+#include "../common/run_main.hpp"
+#include "buffer.hpp"
+#include "ends.hpp"
+#include "writer.hpp"
 
 namespace tk::buffer {
 
@@ -16,6 +22,97 @@ int run_volume_command(const std::string& command, std::size_t volume, std::uint
   ::setenv(name_variable, name.c_str(), 1);
   Fd null = open_file("/dev/null", O_RDONLY);
   return run_shell(command, null.get(), 2);
+}
+
+const UnwrittenRecords* Writer::next_volume_takes(const Error& e) const {
+  if (e.errnum() != ENOSPC || !writes_volumes(options_)) return nullptr;
+  return dynamic_cast<const UnwrittenRecords*>(&e);
+}
+
+void Writer::write_on_next_volume(const UnwrittenRecords& e) {
+  take_back_lost(e);
+  if (fresh_volume_ || (per_volume_.size() > 1 && per_volume_.back() == 0)) {
+    std::size_t first = e.records().empty() ? 0 : e.records().front().size();
+    refuse_volume(e, first, first);
+  }
+  change_volume();
+  for (const auto& record : e.records()) write_block(record);
+}
+
+void Writer::refuse_volume(const Error& e, std::size_t block_size, std::size_t left) {
+  ring_.set_consumer_reported();
+  std::string what = left == block_size
+                         ? "a block of " + std::to_string(block_size) + " bytes"
+                         : "the last " + std::to_string(left) + " bytes of a block";
+  std::string text = "buffer (writer): volume " + std::to_string(per_volume_.size()) + " of " +
+                     output_->name() + " took no data: " + what + " did not fit: " +
+                     strerror_text(e.errnum()) + "\n";
+  text += close_after_stop();
+  throw ExactExit(kExitRuntime, text + "buffer (writer): " + reached_text());
+}
+
+void Writer::change_volume() {
+  // Closed first, so the count below is what reached this volume; read
+  // back while it is still in the drive.
+  close_output();
+  if (std::string mismatch = verify_primary(); !mismatch.empty()) {
+    ring_.set_consumer_reported();
+    throw ExactExit(kExitRuntime, mismatch);
+  }
+  if (digest_) digest_->end_volume();
+  print_stderr("buffer (writer): end of medium on " + output_->name() + " after " +
+               std::to_string(written_) + " bytes; running the volume change command\n");
+  per_volume_.push_back(0);
+  ring_.set_consumer_volume(per_volume_.size());
+  int status = run_volume_command(*options_.next_volume, per_volume_.size(), written_,
+                                  "BUFFER_OUTPUT", options_.output);
+  ring_.note_consumer_step();
+  if (status != 0) {
+    ring_.set_consumer_reported();
+    throw ExactExit(kExitRuntime, "buffer (writer): volume change command failed (" +
+                                      describe_wait_status(status) + "); " +
+                                      std::to_string(written_) + " bytes were written\n");
+  }
+  output_ = open_tape(options_.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(options_));
+  note_volume_start();
+  fresh_volume_ = true;
+  print_stderr("buffer (writer): continuing on volume " + std::to_string(per_volume_.size()) +
+               "\n");
+}
+
+void Writer::note_volume_start() {
+  if (!options_.verify && !reports_progress(options_)) return;
+  volume_start_ = volume_start(*output_);
+  ring_.set_consumer_tape_file(volume_start_);
+}
+
+std::string Writer::verify_primary() {
+  if (!options_.verify || primary_failed_ || !digest_) return "";
+  std::string label = output_->name();
+  if (options_.next_volume) label += ", volume " + std::to_string(per_volume_.size());
+  return read_back(label, [&] {
+    return verify_volume(output_->name(), label, volume_start_, options_.block_size, *digest_,
+                         open_options(options_));
+  });
+}
+
+std::string Writer::read_back(const std::string& label, const std::function<std::string()>& verify) {
+  g_verifying = 1;
+  if (g_verify_stopped) {
+    g_verifying = 0;
+    return "buffer (writer): no read-back of " + label + ": stopped by " + stop_signal_name() +
+           "\n";
+  }
+  try {
+    std::string mismatch = verify();
+    g_verifying = 0;
+    return mismatch;
+  } catch (const Interrupted&) {
+    g_verifying = 0;
+    clear_stop();
+    return "buffer (writer): read-back of " + label + " stopped by " + stop_signal_name() +
+           "\n";
+  }
 }
 
 }  // namespace tk::buffer

@@ -1012,13 +1012,66 @@ RACE_TRIES=${TK_RACE_TRIES:-20000}
 
 @test "rmt: a refused or failed open tells the remote user why on standard error, one line" {
   echo 'etc/hosts' >plain.tap
-  run --separate-stderr "$RMT" --read-only <<<"O$PWD/w.tap
+  # i29803 first, as tapekit's client asks it: plain.tap is then refused.
+  run --separate-stderr "$RMT" --read-only <<<"i29803
+0
+O$PWD/w.tap
 1
 O$PWD/plain.tap
 0
 "
-  assert_line --index 0 E30
+  assert_line --index 1 E30
   assert_equal "${#stderr_lines[@]}" 2
   assert_equal "${stderr_lines[0]}" "rmt: open $PWD/w.tap: read-only server: Read-only file system"
   [[ ${stderr_lines[1]} == "rmt: open $PWD/plain.tap (not a SIMH tape image: "*'the file begins "etc/host'* ]]
+}
+
+# --- a *.tap that is no SIMH image (issue 24 §1) ------------------------------
+
+@test "rmt: a .tap that is no SIMH image is read as the plain file it is by a client that is not tapekit's, and it says so" {
+  printf 'etc/hosts\n' >plain.tap
+  cp plain.tap before
+  serve "O$PWD/plain.tap"$'\n0\nR100\nsT' --log rmt.log
+  assert_equal "$status" 0
+  assert_out $'A0\nA10\netc/hosts\nE25\nInappropriate ioctl for device\n'
+  assert_equal "$(cat err)" "rmt: $PWD/plain.tap: not a SIMH tape image (begins \"etc/host\"); opened read-only as a plain file"
+  run cat rmt.log
+  assert_line --index 0 --partial ": $PWD/plain.tap: not a SIMH tape image (begins \"etc/host\"); opened read-only as a plain file"
+  assert_line --index 1 --partial "open=[\"$PWD/plain.tap\" 0 O_RDONLY|O_NOCTTY as a plain file (no SIMH image)]"
+  cmp before plain.tap
+  assert_file_not_exists plain.tap.state
+}
+
+@test "rmt: tapekit's client (i29803 before O) still gets EMEDIUMTYPE for a .tap that is no image" {
+  printf 'etc/hosts\n' >plain.tap
+  serve "i29803"$'\n0\n'"O$PWD/plain.tap"$'\n0\n'
+  assert_equal "$status" 0
+  assert_out $'A29803\nE124\nWrong medium type\n'
+  [[ $(cat err) == "rmt: open $PWD/plain.tap (not a SIMH tape image: "*'the file begins "etc/host")'* ]]
+}
+
+@test "rmt: no open for writing reaches a .tap that is no image, whoever asks; the file stays byte for byte" {
+  printf 'etc/hosts\n' >plain.tap
+  cp plain.tap before
+  local flags
+  # O_WRONLY, O_RDWR (tar -r, cpio -A), tar -c's O_WRONLY|O_CREAT|O_TRUNC.
+  for flags in 1 2 '577 O_WRONLY|O_CREAT|O_TRUNC'; do
+    serve "O$PWD/plain.tap"$'\n'"$flags"$'\nW3\nabc'
+    assert_equal "$status" 0
+    assert_out $'E124\nWrong medium type\nE9\nBad file descriptor\n'
+    [[ $(cat err) == "rmt: open $PWD/plain.tap (not a SIMH tape image: "* ]]
+  done
+  # --read-only: reading is served, writing refused before the file is looked at.
+  serve "O$PWD/plain.tap"$'\n0\nR4\n'"O$PWD/plain.tap"$'\n2\n' --read-only
+  assert_out $'A0\nA4\netc/E30\nRead-only file system\n'
+  cmp before plain.tap
+  assert_file_not_exists plain.tap.state
+}
+
+@test "rmt: a .tap too short for a length word is a plain file too; an empty one is a blank virtual tape" {
+  printf 'ab' >short.tap
+  : >empty.tap
+  serve "O$PWD/short.tap"$'\n0\nR10\n'"O$PWD/empty.tap"$'\n0\nsT'
+  assert_out $'A0\nA2\nabA0\nA114\n'
+  assert_equal "$(cat err)" "rmt: $PWD/short.tap: not a SIMH tape image (begins \"ab\"); opened read-only as a plain file"
 }

@@ -281,6 +281,8 @@ class Session {
   void serve_broken(std::string& end);
   void answer_broken(const rmt::Request& r);
   void log_line(const std::string& text);
+  // A line for the session log and for the client's user.
+  void log_and_tell(const std::string& text);
 
   Tape& tape();
   // Sees that the `done` bytes a W just wrote are in the image before the
@@ -329,6 +331,9 @@ class Session {
   int tape_flags_ = 0;
   bool holds_writes_ = false;  // OpenedTape::holds_writes
   bool v1_ = false;
+  // The client asked i29803 (tapekit's client does before opening a .tap):
+  // it wants virtual tapes only, never a foreign .tap as a plain file.
+  bool client_is_tapekit_ = false;
   // Pipelined rmt (protocol.hpp): agreed for this open, and whether a
   // failed W or an R that ended (0 or error) cancels what follows it until
   // the client acknowledges.
@@ -497,10 +502,15 @@ void Session::open_noted(const rmt::Request& r) {
   // unfinished, completed or left for a writer; an image changed behind its
   // back): the session log keeps it, and the client's user sees it on the
   // remote shell's standard error, which is all a host without a log shows.
-  oo.warn = [this](const std::string& text) {
-    log_line(text);
-    tell_user(text);
-  };
+  oo.warn = [this](const std::string& text) { log_and_tell(text); };
+  // A client that is not tapekit's asking to read a *.tap that is no image
+  // (a tar archive another rmt wrote under that name) reads it as rmt-tar
+  // would serve it; tapekit's client wants the virtual tape or an error.
+  if (!client_is_tapekit_ && (d.flags & O_ACCMODE) == O_RDONLY)
+    oo.foreign_as_file = [this](const std::string& text) {
+      note_open(" as a plain file (no SIMH image)", false);
+      log_and_tell(text);
+    };
   OpenedTape opened;
   try {
     OpenDeadline deadline(options_.idle_timeout);
@@ -663,6 +673,7 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
   if (extended && *wire == rmt::tapekit_join_op) return join(r);
   if (r.too_long[1] || !count) throw Refusal{EINVAL, "Invalid byte count"};
   if (extended && *wire == rmt::tapekit_identify_op) {
+    client_is_tapekit_ = true;
     reply_ok(static_cast<std::uint64_t>(rmt::tapekit_identify_op));
     return;
   }
@@ -1047,6 +1058,11 @@ void Session::log_session(const std::string& end) {
   if (!sandbox_.empty()) line += " sandbox=" + quoted(sandbox_);
   log_line(line);
   if (options_.log == "syslog") ::closelog();
+}
+
+void Session::log_and_tell(const std::string& text) {
+  log_line(text);
+  tell_user(text);
 }
 
 void Session::log_line(const std::string& text) {

@@ -1026,6 +1026,13 @@ O$PWD/plain.tap
   [[ ${stderr_lines[1]} == "rmt: open $PWD/plain.tap (not a SIMH tape image: "*'the file begins "etc/host'* ]]
 }
 
+@test "rmt: sC answers a virtual tape's compression, which struct mtget has no bit for" {
+  mt -f t.tap vt-create 0
+  # Raw Linux MTCOMPRESSION (32) on, then off; a plain file cannot tell.
+  serve "O$PWD/t.tap"$'\n0\nI32\n1\nsCI32\n0\nsC'"Odata"$'\n0\nsC'
+  assert_out $'A0\nA1\nA1\nA0\nA0\nA0\nE25\nInappropriate ioctl for device\n'
+}
+
 # --- a *.tap that is no SIMH image (issue 24 §1) ------------------------------
 
 @test "rmt: a .tap that is no SIMH image is read as the plain file it is by a client that is not tapekit's, and it says so" {

@@ -735,6 +735,11 @@ void Session::status() {
 }
 
 void Session::status_field(char sub) {
+  if (sub == rmt::tapekit_compression_field) {
+    TapeStatus s = tape().status();
+    if (!s.compression_known) throw Refusal{EIO, "Value unknown"};
+    return reply_ok(s.compression ? 1 : 0);
+  }
   auto v = mtget_field(mtget_from_status(tape().status()), sub);
   if (!v) throw Refusal{EINVAL, "Invalid status field"};
   if (*v < 0) throw Refusal{EIO, "Value unknown"};

@@ -217,3 +217,17 @@ rtar() {
   cmp before backup.tap
   assert_file_not_exists backup.tap.state
 }
+
+@test "interop-tar: tar -t right after tar -c onto a .tap is told by rmt to rewind first" {
+  rtar -cf "localhost:$PWD/t.tap" -C src .
+  # The drive stands past the filemark tar -c closed with, at end of data.
+  run --separate-stderr rtar -tf "localhost:$PWD/t.tap"
+  assert_equal "$status" 2
+  assert_equal "${stderr_lines[0]}" "rmt: $PWD/t.tap: first read is at end of data (file 1, block 0): rewind first, e.g. mt -f host:$PWD/t.tap rewind"
+  assert_equal "${stderr_lines[1]}" "tar: This does not look like a tar archive"
+  mt --rsh-command="$RSH_STANDIN" -f "localhost:$PWD/t.tap" rewind
+  run --separate-stderr rtar -tf "localhost:$PWD/t.tap"
+  assert_equal "$status" 0
+  assert_equal "$stderr" ""
+  assert_output "$(rtar -cf - -C src . | tar -tf -)"
+}

@@ -1082,3 +1082,24 @@ O$PWD/plain.tap
   assert_out $'A0\nA2\nabA0\nA114\n'
   assert_equal "$(cat err)" "rmt: $PWD/short.tap: not a SIMH tape image (begins \"ab\"); opened read-only as a plain file"
 }
+
+# --- what the person is told (issue 24 §2) ------------------------------------
+
+@test "rmt: the session's first read at end of data names the position and the fix, once, on stderr and in the log" {
+  mt -f t.tap vt-create 0
+  # Written and closed: the drive stands past the closing filemark, at end
+  # of data, as a no-rewind device after tar -c.
+  serve "O$PWD/t.tap"$'\n1\nW3\nabcC\n'
+  serve "O$PWD/t.tap"$'\n0\nR10\nR10\nR10\n' --log rmt.log
+  assert_out $'A0\nA0\nE5\nInput/output error\nE5\nInput/output error\n'
+  assert_equal "$(cat err)" "rmt: $PWD/t.tap: first read is at end of data (file 1, block 0): rewind first, e.g. mt -f host:$PWD/t.tap rewind"
+  assert_equal "$(grep -c 'first read is at end of data' rmt.log)" 1
+  # Rewound, the first read finds the record: nothing is said.
+  serve "O$PWD/t.tap"$'\n0\nI6\n1\nR10\n'
+  assert_out $'A0\nA1\nA3\nabc'
+  assert_equal "$(cat err)" ""
+  # A blank tape has nothing to rewind to.
+  mt -f blank.tap vt-create 0
+  serve "O$PWD/blank.tap"$'\n0\nR10\n'
+  assert_equal "$(cat err)" ""
+}

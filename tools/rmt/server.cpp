@@ -283,6 +283,9 @@ class Session {
   void log_line(const std::string& text);
   // A line for the session log and for the client's user.
   void log_and_tell(const std::string& text);
+  // After the session's first read found end of data: why the client
+  // reads nothing there (tar: "does not look like a tar archive").
+  void explain_first_read(Tape& t, const TapeStatus& before);
 
   Tape& tape();
   // Sees that the `done` bytes a W just wrote are in the image before the
@@ -329,11 +332,13 @@ class Session {
   std::unique_ptr<Tape> tape_;
   Fd tape_dir_;  // under --allow: the directory the tape was opened from
   int tape_flags_ = 0;
-  bool holds_writes_ = false;  // OpenedTape::holds_writes
+  bool holds_writes_ = false;  // OpenedTape::holds_writes: a virtual tape
+  std::string device_;         // the tape's name as the client asked for it
   bool v1_ = false;
   // The client asked i29803 (tapekit's client does before opening a .tap):
   // it wants virtual tapes only, never a foreign .tap as a plain file.
   bool client_is_tapekit_ = false;
+  bool first_read_done_ = false;  // this session's first R was answered
   // Pipelined rmt (protocol.hpp): agreed for this open, and whether a
   // failed W or an R that ended (0 or error) cancels what follows it until
   // the client acknowledges.
@@ -523,6 +528,7 @@ void Session::open_noted(const rmt::Request& r) {
   tape_dir_ = std::move(opened.directory);
   tape_flags_ = d.flags;
   holds_writes_ = opened.holds_writes;
+  device_ = device.substr(0, 256);
   records_written_ = 0;
   v1_ = false;
   pipelined_ = writes_stopped_ = reads_stopped_ = false;
@@ -548,14 +554,31 @@ void Session::read(const rmt::Request& r) {
   auto want = static_cast<std::size_t>(
       std::min<std::uint64_t>(static_cast<std::uint64_t>(*count), options_.max_record));
   std::byte* data = record_buffer(want);
+  // Where a virtual tape stood before the session's first read, in case
+  // that read finds end of data. Asked of a read-only open only: status
+  // flushes what a writer staged, and a failure there is the write's to
+  // report.
+  std::optional<TapeStatus> before;
+  if (!std::exchange(first_read_done_, true) && holds_writes_ &&
+      (tape_flags_ & O_ACCMODE) == O_RDONLY) {
+    try {
+      before = t.status();
+    } catch (const Error&) {
+      // No position, no explanation: the read itself goes ahead.
+    }
+  }
   std::size_t n = 0;
   try {
     n = t.read(std::span(data, want));
   } catch (const Error&) {
     reads_stopped_ = pipelined_;
+    if (before) explain_first_read(t, *before);
     throw;
   }
-  if (n == 0) reads_stopped_ = pipelined_;
+  if (n == 0) {
+    reads_stopped_ = pipelined_;
+    if (before) explain_first_read(t, *before);
+  }
   bytes_out_ += n;
   char header[header_room];
   auto [end, ec] = std::to_chars(header + 1, header + sizeof header - 1, n);
@@ -1068,6 +1091,24 @@ void Session::log_session(const std::string& end) {
 void Session::log_and_tell(const std::string& text) {
   log_line(text);
   tell_user(text);
+}
+
+void Session::explain_first_read(Tape& t, const TapeStatus& before) {
+  TapeStatus now;
+  try {
+    now = t.status();
+  } catch (const Error&) {
+    return;
+  }
+  // A blank tape has nothing to rewind to.
+  if (!now.eod || before.bot) return;
+  // st leaves the block number unknown once a read has met end of data.
+  std::string where = before.file_number < 0 ? "position unknown"
+                                             : "file " + std::to_string(before.file_number);
+  if (before.file_number >= 0 && before.block_number >= 0)
+    where += ", block " + std::to_string(before.block_number);
+  log_and_tell(device_ + ": first read is at end of data (" + where +
+               "): rewind first, e.g. mt -f host:" + device_ + " rewind");
 }
 
 void Session::log_line(const std::string& text) {

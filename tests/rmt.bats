@@ -1085,6 +1085,34 @@ O$PWD/plain.tap
 
 # --- what the person is told (issue 24 §2) ------------------------------------
 
+@test "rmt: without a syslog to take the session log, rmt says so once and the log lines come on standard error" {
+  printf 'etc/hosts\n' >plain.tap
+  printf '%s' "O$PWD/plain.tap"$'\n0\n'"O$PWD/w.tap"$'\n1\n' >in.bin
+  TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/no-log run --separate-stderr "$RMT" --read-only <in.bin
+  assert_equal "$status" 0
+  assert_equal "${stderr_lines[0]}" "rmt: syslog is unavailable ($PWD/no-log: No such file or directory); session log lines go to standard error"
+  # The log's lines are the user's lines: each is written once.
+  assert_equal "${stderr_lines[1]}" "rmt: $PWD/plain.tap: not a SIMH tape image (begins \"etc/host\"); opened read-only as a plain file"
+  assert_equal "${stderr_lines[2]}" "rmt: open $PWD/w.tap: read-only server: Read-only file system"
+  [[ ${stderr_lines[3]} == "rmt: session peer=pipe user="*" open=[\"$PWD/plain.tap\" 0 O_RDONLY|O_NOCTTY as a plain file (no SIMH image); \"$PWD/w.tap\" failed: Read-only file system] requests=2 "* ]]
+  assert_equal "${#stderr_lines[@]}" 4
+  # Something at the path that is no socket is no syslog either.
+  TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/plain.tap run --separate-stderr "$RMT" </dev/null
+  assert_equal "${stderr_lines[0]}" "rmt: syslog is unavailable ($PWD/plain.tap: Connection refused); session log lines go to standard error"
+}
+
+@test "rmt: with a socket where syslog listens, or another --log, nothing is said about syslog" {
+  run --separate-stderr log-socket "$PWD/log.sock" env TAPEKIT_TEST_SYSLOG_SOCKET="$PWD/log.sock" "$RMT" </dev/null
+  assert_equal "$status" 0
+  assert_equal "$stderr" ""
+  local log
+  for log in none rmt.log; do
+    TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/no-log run --separate-stderr "$RMT" --log "$log" </dev/null
+    assert_equal "$status" 0
+    assert_equal "$stderr" ""
+  done
+}
+
 @test "rmt: the session's first read at end of data names the position and the fix, once, on stderr and in the log" {
   mt -f t.tap vt-create 0
   # Written and closed: the drive stands past the closing filemark, at end

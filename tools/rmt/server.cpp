@@ -16,10 +16,12 @@
 #include <memory>
 #include <netdb.h>
 #include <optional>
+#include <paths.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 #include <utility>
@@ -192,6 +194,37 @@ std::string describe_request(const rmt::Request& r) {
   return line;
 }
 
+// Why syslog(3) would lose the session log, or "" when it works: glibc's
+// syslog drops every line silently when nothing listens on /dev/log (a
+// container without a log daemon). TAPEKIT_TEST_SYSLOG_SOCKET, for test
+// suites only, names the socket checked instead; set and empty, none is
+// checked, so that a suite's results do not depend on the host's daemon.
+std::string syslog_problem() {
+  std::string path = _PATH_LOG;
+  if (const char* test = std::getenv("TAPEKIT_TEST_SYSLOG_SOCKET")) {
+    if (*test == '\0') return {};
+    path = test;
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return path + ": " + std::strerror(ENAMETOOLONG);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int err = 0;
+  // As glibc's openlog: a datagram socket, else a stream one.
+  for (int type : {SOCK_DGRAM, SOCK_STREAM}) {
+    Fd sock(::socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!sock.valid()) return path + ": " + std::strerror(errno);
+    if (retry_eintr(::connect, sock.get(), reinterpret_cast<const sockaddr*>(&addr),
+                    socklen_t{sizeof addr}) == 0)
+      return {};
+    err = errno;
+    // A stream socket whose backlog is full is there all the same.
+    if (err == EAGAIN || err == EINPROGRESS) return {};
+    if (err != EPROTOTYPE) break;
+  }
+  return path + ": " + std::strerror(err);
+}
+
 // A server started with one socket for all three (rshd without a second
 // channel, inetd) must not write text where its replies go.
 bool stderr_is_reply_channel() {
@@ -222,10 +255,19 @@ class Session {
     user_ = "uid " + std::to_string(::getuid());
     if (options.log != "none")  // the name service costs a start-up for nothing
       if (const passwd* pw = ::getpwuid(::getuid())) user_ = pw->pw_name;
-    if (options.log == "syslog")
-      ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
-    else if (options.log != "none")
+    if (options.log == "syslog") {
+      std::string problem = syslog_problem();
+      if (problem.empty()) {
+        ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+      } else {
+        // Said once, at the start: what the log would have kept (a refusal's
+        // reason, the session line) then comes on standard error.
+        log_on_stderr_ = true;
+        tell_user("syslog is unavailable (" + problem + "); session log lines go to standard error");
+      }
+    } else if (options.log != "none") {
       log_ = open_log("--log", options.log);
+    }
   }
 
   // Under --allow, leaves the process nothing but the allowed trees.
@@ -281,7 +323,8 @@ class Session {
   void serve_broken(std::string& end);
   void answer_broken(const rmt::Request& r);
   void log_line(const std::string& text);
-  // A line for the session log and for the client's user.
+  // A line for the session log and for the client's user, written once
+  // where the log is standard error.
   void log_and_tell(const std::string& text);
   // After the session's first read found end of data: why the client
   // reads nothing there (tar: "does not look like a tar archive").
@@ -326,6 +369,7 @@ class Session {
   std::string peer_;
   Fd debug_;
   Fd log_;
+  bool log_on_stderr_ = false;  // --log syslog without a syslog to take it
   std::string user_;
   std::string sandbox_;
 
@@ -1090,7 +1134,7 @@ void Session::log_session(const std::string& end) {
 
 void Session::log_and_tell(const std::string& text) {
   log_line(text);
-  tell_user(text);
+  if (!log_on_stderr_) tell_user(text);
 }
 
 void Session::explain_first_read(Tape& t, const TapeStatus& before) {
@@ -1113,6 +1157,10 @@ void Session::explain_first_read(Tape& t, const TapeStatus& before) {
 
 void Session::log_line(const std::string& text) {
   if (options_.log == "none") return;
+  if (log_on_stderr_) {
+    tell_user(text);
+    return;
+  }
   if (options_.log == "syslog") {
     ::syslog(LOG_INFO, "%s", text.c_str());
     return;

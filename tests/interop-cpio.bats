@@ -61,3 +61,23 @@ rcpio() {
   reblock -i c.tap -o copy.cpio -s 32768
   cmp local.cpio copy.cpio
 }
+
+@test "interop-cpio: cpio -it through rmt lists a plain cpio archive named .tap; -o and -oA onto it are refused and change nothing" {
+  find src | sort | rcpio -o -O backup.tap
+  cp backup.tap before
+  run --separate-stderr rcpio -it -I "localhost:$PWD/backup.tap"
+  assert_equal "$status" 0
+  assert_output "$(find src | sort)"
+  assert_equal "$stderr" "rmt: $PWD/backup.tap: not a SIMH tape image (begins \"07070200\"); opened read-only as a plain file"
+  run bash -c 'find src | sort | cpio --quiet -H crc --block-size=64 --rsh-command="$0" -o -O "$1"' \
+    "$RSH_STANDIN" "localhost:$PWD/backup.tap"
+  assert_failure
+  assert_output --partial "Wrong medium type"
+  # -A appends, opening for reading and writing.
+  run bash -c 'find src | sort | cpio --quiet -H crc --block-size=64 --rsh-command="$0" -oA -O "$1"' \
+    "$RSH_STANDIN" "localhost:$PWD/backup.tap"
+  assert_failure
+  assert_output --partial "Wrong medium type"
+  cmp before backup.tap
+  assert_file_not_exists backup.tap.state
+}

@@ -179,3 +179,55 @@ rtar() {
   rtar -xf "localhost:$PWD/w.tap" -C out
   diff -r src out
 }
+
+# A plain tar archive named *.tap, written by tar itself or through another
+# rmt, is no virtual tape: tar reads it back as the file it is (issue 24).
+@test "interop-tar: tar -t through rmt lists a plain tar archive named .tap, and rmt says why it is a plain file" {
+  rtar -cf backup.tap -C src .
+  run --separate-stderr rtar -tf "localhost:$PWD/backup.tap"
+  assert_equal "$status" 0
+  assert_output "$(rtar -tf backup.tap)"
+  assert_equal "$stderr" "rmt: $PWD/backup.tap: not a SIMH tape image (begins \"./......\"); opened read-only as a plain file"
+  mkdir out
+  rtar -xf "localhost:$PWD/backup.tap" -C out
+  diff -r src out
+  assert_file_not_exists backup.tap.state
+}
+
+@test "interop-tar: tar -c and -r onto a plain archive named .tap are refused and leave it byte for byte; tapekit's clients keep their error" {
+  rtar -cf backup.tap -C src .
+  cp backup.tap before
+  run rtar -cf "localhost:$PWD/backup.tap" -C src c.txt
+  assert_equal "$status" 2
+  assert_output --partial "Cannot open: Wrong medium type"
+  # tar -r opens for reading and writing.
+  run rtar -rf "localhost:$PWD/backup.tap" -C src c.txt
+  assert_equal "$status" 2
+  assert_output --partial "rmt: open $PWD/backup.tap (not a SIMH tape image: "
+  cmp before backup.tap
+  # mt and buffer ask whether the rmt is tapekit's before opening a .tap,
+  # and are refused as before: they want the virtual tape.
+  run --separate-stderr mt --rsh-command="$RSH_STANDIN" -f "localhost:$PWD/backup.tap" status
+  assert_equal "$status" 1
+  [[ ${stderr_lines[0]} == "rmt: open $PWD/backup.tap (not a SIMH tape image: "*'the file begins "./......"): Wrong medium type' ]]
+  assert_equal "${stderr_lines[1]}" "localhost:$PWD/backup.tap: Wrong medium type"
+  run --separate-stderr buffer --rsh-command="$RSH_STANDIN" -i "localhost:$PWD/backup.tap"
+  assert_equal "$status" 255
+  assert_equal "${stderr_lines[1]}" "buffer: cannot open input file: Wrong medium type"
+  cmp before backup.tap
+  assert_file_not_exists backup.tap.state
+}
+
+@test "interop-tar: tar -t right after tar -c onto a .tap is told by rmt to rewind first" {
+  rtar -cf "localhost:$PWD/t.tap" -C src .
+  # The drive stands past the filemark tar -c closed with, at end of data.
+  run --separate-stderr rtar -tf "localhost:$PWD/t.tap"
+  assert_equal "$status" 2
+  assert_equal "${stderr_lines[0]}" "rmt: $PWD/t.tap: first read is at end of data (file 1, block 0): rewind first, e.g. mt -f host:$PWD/t.tap rewind"
+  assert_equal "${stderr_lines[1]}" "tar: This does not look like a tar archive"
+  mt --rsh-command="$RSH_STANDIN" -f "localhost:$PWD/t.tap" rewind
+  run --separate-stderr rtar -tf "localhost:$PWD/t.tap"
+  assert_equal "$status" 0
+  assert_equal "$stderr" ""
+  assert_output "$(rtar -cf - -C src . | tar -tf -)"
+}

@@ -1042,6 +1042,27 @@ tapehost -l op /usr/sbin/rmt"
   assert_output --partial '"compression":true}'
 }
 
+@test "mt: --json status through tapekit's rmt carries the compression; through dump's rmt it stays null" {
+  "$MT" -f c.tap vt-create 0
+  local state
+  for state in 1 0; do
+    "$MT" --rsh-command "$RSH_STANDIN" -f "h:$PWD/c.tap" compression "$state"
+    run --separate-stderr "$MT" --rsh-command "$RSH_STANDIN" -f "h:$PWD/c.tap" --json status
+    assert_success
+    if [ "$state" = 1 ]; then assert_output --partial '"compression":true}'; else assert_output --partial '"compression":false}'; fi
+    assert_equal "$output" "$("$MT" -f c.tap --json status | sed "s|\"c.tap\"|\"h:$PWD/c.tap\"|")"
+  done
+  # struct mtget has no compression bit, and only tapekit's rmt is asked.
+  cat >dump-server <<EOF2
+#!/bin/sh
+LD_PRELOAD=$FAKE_ST FAKE_ST_LOG=$BATS_TEST_TMPDIR/calls.log exec /usr/sbin/rmt-dump
+EOF2
+  chmod +x dump-server
+  RSH_STANDIN_SERVER=$PWD/dump-server run --separate-stderr "$MT" --rsh-command="$RSH_STANDIN" -f h:/dev/zero --json status
+  assert_success
+  assert_output --partial '"compression":null}'
+}
+
 @test "mt: a device name with a colon that exists here is the local device, as for mt-st" {
   ln -s /dev/zero tape:0
   fake_same=$(fake "$MT" -f /dev/zero status)

@@ -1012,13 +1012,122 @@ RACE_TRIES=${TK_RACE_TRIES:-20000}
 
 @test "rmt: a refused or failed open tells the remote user why on standard error, one line" {
   echo 'etc/hosts' >plain.tap
-  run --separate-stderr "$RMT" --read-only <<<"O$PWD/w.tap
+  # i29803 first, as tapekit's client asks it: plain.tap is then refused.
+  run --separate-stderr "$RMT" --read-only <<<"i29803
+0
+O$PWD/w.tap
 1
 O$PWD/plain.tap
 0
 "
-  assert_line --index 0 E30
+  assert_line --index 1 E30
   assert_equal "${#stderr_lines[@]}" 2
   assert_equal "${stderr_lines[0]}" "rmt: open $PWD/w.tap: read-only server: Read-only file system"
   [[ ${stderr_lines[1]} == "rmt: open $PWD/plain.tap (not a SIMH tape image: "*'the file begins "etc/host'* ]]
+}
+
+@test "rmt: sC answers a virtual tape's compression, which struct mtget has no bit for" {
+  mt -f t.tap vt-create 0
+  # Raw Linux MTCOMPRESSION (32) on, then off; a plain file cannot tell.
+  serve "O$PWD/t.tap"$'\n0\nI32\n1\nsCI32\n0\nsC'"Odata"$'\n0\nsC'
+  assert_out $'A0\nA1\nA1\nA0\nA0\nA0\nE25\nInappropriate ioctl for device\n'
+}
+
+# --- a *.tap that is no SIMH image (issue 24 §1) ------------------------------
+
+@test "rmt: a .tap that is no SIMH image is read as the plain file it is by a client that is not tapekit's, and it says so" {
+  printf 'etc/hosts\n' >plain.tap
+  cp plain.tap before
+  serve "O$PWD/plain.tap"$'\n0\nR100\nsT' --log rmt.log
+  assert_equal "$status" 0
+  assert_out $'A0\nA10\netc/hosts\nE25\nInappropriate ioctl for device\n'
+  assert_equal "$(cat err)" "rmt: $PWD/plain.tap: not a SIMH tape image (begins \"etc/host\"); opened read-only as a plain file"
+  run cat rmt.log
+  assert_line --index 0 --partial ": $PWD/plain.tap: not a SIMH tape image (begins \"etc/host\"); opened read-only as a plain file"
+  assert_line --index 1 --partial "open=[\"$PWD/plain.tap\" 0 O_RDONLY|O_NOCTTY as a plain file (no SIMH image)]"
+  cmp before plain.tap
+  assert_file_not_exists plain.tap.state
+}
+
+@test "rmt: tapekit's client (i29803 before O) still gets EMEDIUMTYPE for a .tap that is no image" {
+  printf 'etc/hosts\n' >plain.tap
+  serve "i29803"$'\n0\n'"O$PWD/plain.tap"$'\n0\n'
+  assert_equal "$status" 0
+  assert_out $'A29803\nE124\nWrong medium type\n'
+  [[ $(cat err) == "rmt: open $PWD/plain.tap (not a SIMH tape image: "*'the file begins "etc/host")'* ]]
+}
+
+@test "rmt: no open for writing reaches a .tap that is no image, whoever asks; the file stays byte for byte" {
+  printf 'etc/hosts\n' >plain.tap
+  cp plain.tap before
+  local flags
+  # O_WRONLY, O_RDWR (tar -r, cpio -A), tar -c's O_WRONLY|O_CREAT|O_TRUNC.
+  for flags in 1 2 '577 O_WRONLY|O_CREAT|O_TRUNC'; do
+    serve "O$PWD/plain.tap"$'\n'"$flags"$'\nW3\nabc'
+    assert_equal "$status" 0
+    assert_out $'E124\nWrong medium type\nE9\nBad file descriptor\n'
+    [[ $(cat err) == "rmt: open $PWD/plain.tap (not a SIMH tape image: "* ]]
+  done
+  # --read-only: reading is served, writing refused before the file is looked at.
+  serve "O$PWD/plain.tap"$'\n0\nR4\n'"O$PWD/plain.tap"$'\n2\n' --read-only
+  assert_out $'A0\nA4\netc/E30\nRead-only file system\n'
+  cmp before plain.tap
+  assert_file_not_exists plain.tap.state
+}
+
+@test "rmt: a .tap too short for a length word is a plain file too; an empty one is a blank virtual tape" {
+  printf 'ab' >short.tap
+  : >empty.tap
+  serve "O$PWD/short.tap"$'\n0\nR10\n'"O$PWD/empty.tap"$'\n0\nsT'
+  assert_out $'A0\nA2\nabA0\nA114\n'
+  assert_equal "$(cat err)" "rmt: $PWD/short.tap: not a SIMH tape image (begins \"ab\"); opened read-only as a plain file"
+}
+
+# --- what the person is told (issue 24 §2) ------------------------------------
+
+@test "rmt: without a syslog to take the session log, rmt says so once and the log lines come on standard error" {
+  printf 'etc/hosts\n' >plain.tap
+  printf '%s' "O$PWD/plain.tap"$'\n0\n'"O$PWD/w.tap"$'\n1\n' >in.bin
+  TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/no-log run --separate-stderr "$RMT" --read-only <in.bin
+  assert_equal "$status" 0
+  assert_equal "${stderr_lines[0]}" "rmt: syslog is unavailable ($PWD/no-log: No such file or directory); session log lines go to standard error"
+  # The log's lines are the user's lines: each is written once.
+  assert_equal "${stderr_lines[1]}" "rmt: $PWD/plain.tap: not a SIMH tape image (begins \"etc/host\"); opened read-only as a plain file"
+  assert_equal "${stderr_lines[2]}" "rmt: open $PWD/w.tap: read-only server: Read-only file system"
+  [[ ${stderr_lines[3]} == "rmt: session peer=pipe user="*" open=[\"$PWD/plain.tap\" 0 O_RDONLY|O_NOCTTY as a plain file (no SIMH image); \"$PWD/w.tap\" failed: Read-only file system] requests=2 "* ]]
+  assert_equal "${#stderr_lines[@]}" 4
+  # Something at the path that is no socket is no syslog either.
+  TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/plain.tap run --separate-stderr "$RMT" </dev/null
+  assert_equal "${stderr_lines[0]}" "rmt: syslog is unavailable ($PWD/plain.tap: Connection refused); session log lines go to standard error"
+}
+
+@test "rmt: with a socket where syslog listens, or another --log, nothing is said about syslog" {
+  run --separate-stderr log-socket "$PWD/log.sock" env TAPEKIT_TEST_SYSLOG_SOCKET="$PWD/log.sock" "$RMT" </dev/null
+  assert_equal "$status" 0
+  assert_equal "$stderr" ""
+  local log
+  for log in none rmt.log; do
+    TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/no-log run --separate-stderr "$RMT" --log "$log" </dev/null
+    assert_equal "$status" 0
+    assert_equal "$stderr" ""
+  done
+}
+
+@test "rmt: the session's first read at end of data names the position and the fix, once, on stderr and in the log" {
+  mt -f t.tap vt-create 0
+  # Written and closed: the drive stands past the closing filemark, at end
+  # of data, as a no-rewind device after tar -c.
+  serve "O$PWD/t.tap"$'\n1\nW3\nabcC\n'
+  serve "O$PWD/t.tap"$'\n0\nR10\nR10\nR10\n' --log rmt.log
+  assert_out $'A0\nA0\nE5\nInput/output error\nE5\nInput/output error\n'
+  assert_equal "$(cat err)" "rmt: $PWD/t.tap: first read is at end of data (file 1, block 0): rewind first, e.g. mt -f host:$PWD/t.tap rewind"
+  assert_equal "$(grep -c 'first read is at end of data' rmt.log)" 1
+  # Rewound, the first read finds the record: nothing is said.
+  serve "O$PWD/t.tap"$'\n0\nI6\n1\nR10\n'
+  assert_out $'A0\nA1\nA3\nabc'
+  assert_equal "$(cat err)" ""
+  # A blank tape has nothing to rewind to.
+  mt -f blank.tap vt-create 0
+  serve "O$PWD/blank.tap"$'\n0\nR10\n'
+  assert_equal "$(cat err)" ""
 }

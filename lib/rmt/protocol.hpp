@@ -142,6 +142,10 @@ inline constexpr std::int64_t tapekit_identify_op = 29803;  // "tk"
 // failing with ENOTTY on a file, as mt-st's tell does. Dump's QFA request
 // (L with whence 10) answers a file's offset instead, for restore.
 inline constexpr std::int64_t tapekit_position_op = 29804;
+// "s" + this: the drive's compression, asked of tapekit's rmt only (struct
+// mtget has no bit for it): A1 on, A0 off, E5 when the drive cannot tell.
+// Other v1 servers answer an unknown field E22.
+inline constexpr char tapekit_compression_field = 'C';
 
 // Pipelined rmt, tapekit's client and server only. After O the client asks
 // "i29805\n<version>\n" (sent right behind O, and i29807 behind it, when

@@ -52,8 +52,16 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
   struct stat st {};
   int at_flags = (flags & O_NOFOLLOW) != 0 ? AT_SYMLINK_NOFOLLOW : 0;
   bool found = ::fstatat(options.dir_fd, name.c_str(), &st, at_flags) == 0;
-  if (name.ends_with(".tap") && (!found || S_ISREG(st.st_mode)))
-    return open_simh_tape(name, flags, options);
+  if (name.ends_with(".tap") && (!found || S_ISREG(st.st_mode))) {
+    try {
+      return open_simh_tape(name, flags, options);
+    } catch (const ForeignFile& e) {
+      if (!options.foreign_as_file || (flags & O_ACCMODE) != O_RDONLY) throw;
+      options.foreign_as_file(name + ": not a SIMH tape image (begins \"" + e.begins() +
+                              "\"); opened read-only as a plain file");
+    }
+    return open_file_tape(name, flags, options.create_mode, options.dir_fd);
+  }
   if (found && S_ISCHR(st.st_mode)) return open_st_tape(name, flags, options.dir_fd);
   // buffer -o /dev/nst9 with no such drive would make a regular file in /dev
   // and report success while the backup went to a RAM-backed file: a name

@@ -542,7 +542,17 @@ TapeStatus RemoteTape::status() {
       std::int32_t v = r.ok ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX)) : -1;
       (sub == 'F' ? m.fileno : m.blkno) = v;
     }
-    return status_from_mtget(m);
+    TapeStatus s = status_from_mtget(m);
+    // struct mtget has no compression bit; tapekit's rmt tells it apart.
+    if (server_is_tapekit("status")) {
+      send(std::string("s") + rmt::tapekit_compression_field, "status");
+      rmt::Reply r = receive("status");
+      if (r.ok) {
+        s.compression = r.value != 0;
+        s.compression_known = true;
+      }
+    }
+    return s;
   }
   send("S", "status");
   // GNU rmt up to tar 1.35 waits for a newline after S, which BSD-lineage

@@ -954,10 +954,10 @@ void refuse_foreign_file(int fd, std::uint64_t size, const std::string& path) {
   std::string found;
   for (ssize_t i = 0; i < n; ++i)
     found += std::isprint(head[i]) ? static_cast<char>(head[i]) : '.';
-  throw DamagedImage("open " + path,
-                     "not a SIMH tape image: " + first.problem + " at offset " +
-                         std::to_string(first.start) + ", the file begins \"" + found + "\"",
-                     EMEDIUMTYPE);
+  throw ForeignFile("open " + path,
+                    "not a SIMH tape image: " + first.problem + " at offset " +
+                        std::to_string(first.start) + ", the file begins \"" + found + "\"",
+                    found);
 }
 
 // The state file's trouble, in the words of the image's open: tools print

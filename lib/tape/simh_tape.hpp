@@ -43,6 +43,20 @@ class DamagedImage : public Error {
   std::string damage_;
 };
 
+// EMEDIUMTYPE: the file is no SIMH image at all (a tar archive another rmt
+// wrote under a .tap name); begins() is its first bytes, unprintable ones as
+// ".".
+class ForeignFile : public DamagedImage {
+ public:
+  ForeignFile(std::string context, std::string damage, std::string begins)
+      : DamagedImage(std::move(context), std::move(damage), EMEDIUMTYPE),
+        begins_(std::move(begins)) {}
+  const std::string& begins() const noexcept { return begins_; }
+
+ private:
+  std::string begins_;
+};
+
 // The first structural error of an image.
 struct SimhDefect {
   std::uint64_t offset;  // byte offset of the faulty object

@@ -85,6 +85,13 @@ struct OpenOptions {
   // session going on with the others; unset: nothing is said.
   using Warn = std::function<void(const std::string&)>;
   Warn warn;
+  // Set: a "*.tap" file that is no SIMH image at all (a tar archive another
+  // rmt, or tar itself, wrote under that name), opened read-only, is opened
+  // as the plain file it is, and this is told one line saying so, instead
+  // of the open failing with EMEDIUMTYPE. An open for writing still fails:
+  // nothing writes over a file that is no tape. rmt sets it for clients
+  // that are not tapekit's, which ask for the file they wrote.
+  Warn foreign_as_file;
 };
 
 // What MTIOCGET reported, and its portable reading.
@@ -139,8 +146,9 @@ class Tape {
 };
 
 // Opens name with open(2) flags (O_RDONLY, O_WRONLY|O_CREAT, ...), choosing
-// the backend: "[user@]host:path" remote, "*.tap" SIMH image, a character
-// device st, "-" standard input (O_RDONLY) or output, anything else a file.
+// the backend: "[user@]host:path" remote, "*.tap" SIMH image (a regular file
+// or none yet), a character device st, "-" standard input (O_RDONLY) or
+// output, anything else a file. See OpenOptions::foreign_as_file.
 std::unique_ptr<Tape> open_tape(const std::string& name, int flags,
                                 const OpenOptions& options = {});
 

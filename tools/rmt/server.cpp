@@ -16,10 +16,12 @@
 #include <memory>
 #include <netdb.h>
 #include <optional>
+#include <paths.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 #include <utility>
@@ -192,6 +194,37 @@ std::string describe_request(const rmt::Request& r) {
   return line;
 }
 
+// Why syslog(3) would lose the session log, or "" when it works: glibc's
+// syslog drops every line silently when nothing listens on /dev/log (a
+// container without a log daemon). TAPEKIT_TEST_SYSLOG_SOCKET, for test
+// suites only, names the socket checked instead; set and empty, none is
+// checked, so that a suite's results do not depend on the host's daemon.
+std::string syslog_problem() {
+  std::string path = _PATH_LOG;
+  if (const char* test = std::getenv("TAPEKIT_TEST_SYSLOG_SOCKET")) {
+    if (*test == '\0') return {};
+    path = test;
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return path + ": " + std::strerror(ENAMETOOLONG);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int err = 0;
+  // As glibc's openlog: a datagram socket, else a stream one.
+  for (int type : {SOCK_DGRAM, SOCK_STREAM}) {
+    Fd sock(::socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!sock.valid()) return path + ": " + std::strerror(errno);
+    if (retry_eintr(::connect, sock.get(), reinterpret_cast<const sockaddr*>(&addr),
+                    socklen_t{sizeof addr}) == 0)
+      return {};
+    err = errno;
+    // A stream socket whose backlog is full is there all the same.
+    if (err == EAGAIN || err == EINPROGRESS) return {};
+    if (err != EPROTOTYPE) break;
+  }
+  return path + ": " + std::strerror(err);
+}
+
 // A server started with one socket for all three (rshd without a second
 // channel, inetd) must not write text where its replies go.
 bool stderr_is_reply_channel() {
@@ -222,10 +255,19 @@ class Session {
     user_ = "uid " + std::to_string(::getuid());
     if (options.log != "none")  // the name service costs a start-up for nothing
       if (const passwd* pw = ::getpwuid(::getuid())) user_ = pw->pw_name;
-    if (options.log == "syslog")
-      ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
-    else if (options.log != "none")
+    if (options.log == "syslog") {
+      std::string problem = syslog_problem();
+      if (problem.empty()) {
+        ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+      } else {
+        // Said once, at the start: what the log would have kept (a refusal's
+        // reason, the session line) then comes on standard error.
+        log_on_stderr_ = true;
+        tell_user("syslog is unavailable (" + problem + "); session log lines go to standard error");
+      }
+    } else if (options.log != "none") {
       log_ = open_log("--log", options.log);
+    }
   }
 
   // Under --allow, leaves the process nothing but the allowed trees.
@@ -281,6 +323,12 @@ class Session {
   void serve_broken(std::string& end);
   void answer_broken(const rmt::Request& r);
   void log_line(const std::string& text);
+  // A line for the session log and for the client's user, written once
+  // where the log is standard error.
+  void log_and_tell(const std::string& text);
+  // After the session's first read found end of data: why the client
+  // reads nothing there (tar: "does not look like a tar archive").
+  void explain_first_read(Tape& t, const TapeStatus& before);
 
   Tape& tape();
   // Sees that the `done` bytes a W just wrote are in the image before the
@@ -321,14 +369,20 @@ class Session {
   std::string peer_;
   Fd debug_;
   Fd log_;
+  bool log_on_stderr_ = false;  // --log syslog without a syslog to take it
   std::string user_;
   std::string sandbox_;
 
   std::unique_ptr<Tape> tape_;
   Fd tape_dir_;  // under --allow: the directory the tape was opened from
   int tape_flags_ = 0;
-  bool holds_writes_ = false;  // OpenedTape::holds_writes
+  bool holds_writes_ = false;  // OpenedTape::holds_writes: a virtual tape
+  std::string device_;         // the tape's name as the client asked for it
   bool v1_ = false;
+  // The client asked i29803 (tapekit's client does before opening a .tap):
+  // it wants virtual tapes only, never a foreign .tap as a plain file.
+  bool client_is_tapekit_ = false;
+  bool first_read_done_ = false;  // this session's first R was answered
   // Pipelined rmt (protocol.hpp): agreed for this open, and whether a
   // failed W or an R that ended (0 or error) cancels what follows it until
   // the client acknowledges.
@@ -497,10 +551,15 @@ void Session::open_noted(const rmt::Request& r) {
   // unfinished, completed or left for a writer; an image changed behind its
   // back): the session log keeps it, and the client's user sees it on the
   // remote shell's standard error, which is all a host without a log shows.
-  oo.warn = [this](const std::string& text) {
-    log_line(text);
-    tell_user(text);
-  };
+  oo.warn = [this](const std::string& text) { log_and_tell(text); };
+  // A client that is not tapekit's asking to read a *.tap that is no image
+  // (a tar archive another rmt wrote under that name) reads it as rmt-tar
+  // would serve it; tapekit's client wants the virtual tape or an error.
+  if (!client_is_tapekit_ && (d.flags & O_ACCMODE) == O_RDONLY)
+    oo.foreign_as_file = [this](const std::string& text) {
+      note_open(" as a plain file (no SIMH image)", false);
+      log_and_tell(text);
+    };
   OpenedTape opened;
   try {
     OpenDeadline deadline(options_.idle_timeout);
@@ -513,6 +572,7 @@ void Session::open_noted(const rmt::Request& r) {
   tape_dir_ = std::move(opened.directory);
   tape_flags_ = d.flags;
   holds_writes_ = opened.holds_writes;
+  device_ = device.substr(0, 256);
   records_written_ = 0;
   v1_ = false;
   pipelined_ = writes_stopped_ = reads_stopped_ = false;
@@ -538,14 +598,31 @@ void Session::read(const rmt::Request& r) {
   auto want = static_cast<std::size_t>(
       std::min<std::uint64_t>(static_cast<std::uint64_t>(*count), options_.max_record));
   std::byte* data = record_buffer(want);
+  // Where a virtual tape stood before the session's first read, in case
+  // that read finds end of data. Asked of a read-only open only: status
+  // flushes what a writer staged, and a failure there is the write's to
+  // report.
+  std::optional<TapeStatus> before;
+  if (!std::exchange(first_read_done_, true) && holds_writes_ &&
+      (tape_flags_ & O_ACCMODE) == O_RDONLY) {
+    try {
+      before = t.status();
+    } catch (const Error&) {
+      // No position, no explanation: the read itself goes ahead.
+    }
+  }
   std::size_t n = 0;
   try {
     n = t.read(std::span(data, want));
   } catch (const Error&) {
     reads_stopped_ = pipelined_;
+    if (before) explain_first_read(t, *before);
     throw;
   }
-  if (n == 0) reads_stopped_ = pipelined_;
+  if (n == 0) {
+    reads_stopped_ = pipelined_;
+    if (before) explain_first_read(t, *before);
+  }
   bytes_out_ += n;
   char header[header_room];
   auto [end, ec] = std::to_chars(header + 1, header + sizeof header - 1, n);
@@ -663,6 +740,7 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
   if (extended && *wire == rmt::tapekit_join_op) return join(r);
   if (r.too_long[1] || !count) throw Refusal{EINVAL, "Invalid byte count"};
   if (extended && *wire == rmt::tapekit_identify_op) {
+    client_is_tapekit_ = true;
     reply_ok(static_cast<std::uint64_t>(rmt::tapekit_identify_op));
     return;
   }
@@ -724,6 +802,11 @@ void Session::status() {
 }
 
 void Session::status_field(char sub) {
+  if (sub == rmt::tapekit_compression_field) {
+    TapeStatus s = tape().status();
+    if (!s.compression_known) throw Refusal{EIO, "Value unknown"};
+    return reply_ok(s.compression ? 1 : 0);
+  }
   auto v = mtget_field(mtget_from_status(tape().status()), sub);
   if (!v) throw Refusal{EINVAL, "Invalid status field"};
   if (*v < 0) throw Refusal{EIO, "Value unknown"};
@@ -1049,8 +1132,35 @@ void Session::log_session(const std::string& end) {
   if (options_.log == "syslog") ::closelog();
 }
 
+void Session::log_and_tell(const std::string& text) {
+  log_line(text);
+  if (!log_on_stderr_) tell_user(text);
+}
+
+void Session::explain_first_read(Tape& t, const TapeStatus& before) {
+  TapeStatus now;
+  try {
+    now = t.status();
+  } catch (const Error&) {
+    return;
+  }
+  // A blank tape has nothing to rewind to.
+  if (!now.eod || before.bot) return;
+  // st leaves the block number unknown once a read has met end of data.
+  std::string where = before.file_number < 0 ? "position unknown"
+                                             : "file " + std::to_string(before.file_number);
+  if (before.file_number >= 0 && before.block_number >= 0)
+    where += ", block " + std::to_string(before.block_number);
+  log_and_tell(device_ + ": first read is at end of data (" + where +
+               "): rewind first, e.g. mt -f host:" + device_ + " rewind");
+}
+
 void Session::log_line(const std::string& text) {
   if (options_.log == "none") return;
+  if (log_on_stderr_) {
+    tell_user(text);
+    return;
+  }
   if (options_.log == "syslog") {
     ::syslog(LOG_INFO, "%s", text.c_str());
     return;

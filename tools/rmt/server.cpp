@@ -260,10 +260,13 @@ class Session {
       if (problem.empty()) {
         ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
       } else {
-        // Said once, at the start: what the log would have kept (a refusal's
-        // reason, the session line) then comes on standard error.
-        log_on_stderr_ = true;
-        tell_user("syslog is unavailable (" + problem + "); session log lines go to standard error");
+        // Said once, at the start. The log's lines are not repeated on
+        // standard error, which the remote shell takes to the client's
+        // terminal (tar's, every session): what the user must hear (a
+        // refusal's reason, a hint) is told there anyway.
+        syslog_missing_ = true;
+        tell_user("syslog is unavailable (" + problem +
+                  "); the session log is not kept (--log FILE keeps it)");
       }
     } else if (options.log != "none") {
       log_ = open_log("--log", options.log);
@@ -369,7 +372,7 @@ class Session {
   std::string peer_;
   Fd debug_;
   Fd log_;
-  bool log_on_stderr_ = false;  // --log syslog without a syslog to take it
+  bool syslog_missing_ = false;  // --log syslog without a syslog to take it
   std::string user_;
   std::string sandbox_;
 
@@ -1134,7 +1137,7 @@ void Session::log_session(const std::string& end) {
 
 void Session::log_and_tell(const std::string& text) {
   log_line(text);
-  if (!log_on_stderr_) tell_user(text);
+  tell_user(text);
 }
 
 void Session::explain_first_read(Tape& t, const TapeStatus& before) {
@@ -1156,11 +1159,7 @@ void Session::explain_first_read(Tape& t, const TapeStatus& before) {
 }
 
 void Session::log_line(const std::string& text) {
-  if (options_.log == "none") return;
-  if (log_on_stderr_) {
-    tell_user(text);
-    return;
-  }
+  if (options_.log == "none" || syslog_missing_) return;
   if (options_.log == "syslog") {
     ::syslog(LOG_INFO, "%s", text.c_str());
     return;

@@ -52,6 +52,14 @@ fake_server() {
   assert_output "rmt-client: read localhost:x: server sent 100 bytes for 10: Input/output error"
 }
 
+@test "remote backend: a negative count in a read reply is a protocol error" {
+  # A-1 is a status field's "unknown" (rmt-dump's sF and sB), never a count.
+  fake_server "A0"$'\n'"A-1"$'\n'
+  run rmt-client localhost:x r read 10
+  assert_equal "$status" 1
+  assert_output "rmt-client: read localhost:x: protocol error: negative count in reply (A-1): Protocol error: Input/output error"
+}
+
 @test "remote backend: an overlong reply line is a protocol error" {
   fake_server "A0"$'\n'"A$(printf '%0100d' 5)"$'\n'
   run rmt-client localhost:x r read 10

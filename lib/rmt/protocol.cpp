@@ -417,7 +417,7 @@ void append_error(std::string& out, int errnum, std::string_view text) {
   out += '\n';
 }
 
-Reply read_reply(BufferedReader& in) {
+Reply read_reply(BufferedReader& in, ReplyValue value) {
   std::string line;
   bool too_long = false;
   bool complete = false;
@@ -433,7 +433,10 @@ Reply read_reply(BufferedReader& in) {
   char kind = s.front();
   auto number = parse_number(s.substr(1));
   Reply r;
-  if (kind == 'A' && number && *number >= 0) {
+  if (kind == 'A' && number) {
+    if (*number < 0 && value == ReplyValue::count)
+      throw ProtocolError(ProtocolError::Kind::bad_reply,
+                          "negative count in reply (" + std::string(s) + ")");
     r.ok = true;
     r.value = *number;
     return r;

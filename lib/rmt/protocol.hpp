@@ -228,8 +228,16 @@ struct Reply {
   bool fatal = false;      // F: the connection must be considered dead
   std::string text;
 };
+// What an A value may be. A count (of bytes read or written, an open, an
+// ioctl, a seek, a struct's size) is never negative: A-1 there is a protocol
+// violation, and a client that took it would size buffers and positions by
+// it. A status field (the s<c> sub-replies, §8.2) is the server's mtget
+// field as it is, and st reports an unknown file or block number as -1:
+// rmt-dump sends A-1 at end of data, with no tape and while not ready.
+enum class ReplyValue { count, field };
 // Reads one status line (at most 64 bytes, as GNU clients accept) and, for
-// E/F, the message line; throws ProtocolError(bad_reply) on anything else.
-Reply read_reply(BufferedReader& in);
+// E/F, the message line; throws ProtocolError(bad_reply) on anything else,
+// including a negative A value where `value` is a count.
+Reply read_reply(BufferedReader& in, ReplyValue value = ReplyValue::count);
 
 }  // namespace tk::rmt

@@ -106,6 +106,14 @@ int connect_timeout_seconds(const OpenOptions& options) {
   return seconds;
 }
 
+// An mtget register (mt_dsreg, mt_gstat, mt_erreg) sent as a number: a
+// server whose long has 32 bits sends one with its top bit set as negative.
+std::int64_t register_bits(std::int64_t value) {
+  if (value < 0 && value >= INT32_MIN)
+    return static_cast<std::int64_t>(static_cast<std::uint32_t>(value));
+  return value;
+}
+
 bool shell_safe(const std::string& s) {
   return !s.empty() && s.front() != '-' &&
          std::all_of(s.begin(), s.end(), [](char c) {
@@ -364,10 +372,10 @@ void RemoteTape::send(std::string_view bytes, const std::string& action) {
   ++sent_;
 }
 
-rmt::Reply RemoteTape::receive(const std::string& action) {
+rmt::Reply RemoteTape::receive(const std::string& action, rmt::ReplyValue value) {
   const std::size_t stream = taken_ % streams_.size();
   try {
-    rmt::Reply r = rmt::read_reply(*streams_[stream].in);
+    rmt::Reply r = rmt::read_reply(*streams_[stream].in, value);
     reply_in_ = streams_[stream].in.get();
     ++taken_;
     if (r.fatal) lose_connection(action, "server gave up: " + r.text, stream);
@@ -501,30 +509,38 @@ TapeStatus RemoteTape::status() {
   probe_version();
   if (version_ == Version::v1) {
     // One field at a time; the error register first, since some drivers
-    // clear it when it is read (§8.2).
+    // clear it when it is read (§8.2). Each is the server's mtget field as
+    // it is, so it may be negative: st's -1 for a file or block number it
+    // does not know (at end of data, with no tape, while not ready), and a
+    // register with its top bit set (EOF in mt_gstat, a density code from
+    // 0x80 in mt_dsreg) from a server whose long has 32 bits.
     MtGet m;
     struct Field {
       char sub;
       std::int64_t MtGet::*value;
       bool may_be_unknown;
+      bool is_register;
     };
     static constexpr Field fields[] = {
-        {'E', &MtGet::erreg, false}, {'T', &MtGet::type, false},
-        {'D', &MtGet::dsreg, false}, {'R', &MtGet::resid, true},
-        {'f', &MtGet::gstat, false},
+        {'E', &MtGet::erreg, false, true}, {'T', &MtGet::type, false, false},
+        {'D', &MtGet::dsreg, false, true}, {'R', &MtGet::resid, true, false},
+        {'f', &MtGet::gstat, false, true},
     };
     for (const auto& f : fields) {
       send(std::string("s") + f.sub, "status");
-      rmt::Reply r = receive("status");
+      rmt::Reply r = receive("status", rmt::ReplyValue::field);
       if (r.ok)
-        m.*(f.value) = r.value;
+        m.*(f.value) = f.is_register ? register_bits(r.value) : r.value;
       else if (!f.may_be_unknown)
         throw Error(r.errnum, "tape status of " + name());
     }
     for (char sub : {'F', 'B'}) {
       send(std::string("s") + sub, "status");
-      rmt::Reply r = receive("status");
-      std::int32_t v = r.ok ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX)) : -1;
+      rmt::Reply r = receive("status", rmt::ReplyValue::field);
+      // Any negative number, or none, is st's "unknown" (-1).
+      std::int32_t v = r.ok && r.value >= 0
+                           ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX))
+                           : -1;
       (sub == 'F' ? m.fileno : m.blkno) = v;
     }
     return status_from_mtget(m);
@@ -899,8 +915,9 @@ void RemoteTape::step_back(std::uint64_t records, std::uint64_t bytes, bool pass
   // filemark unless they stop early). At end of data the read moved nothing.
   if (passed_end) {
     send("sf", "read-ahead");
-    rmt::Reply r = receive("read-ahead");
-    if (!r.ok || (static_cast<std::uint64_t>(r.value) & gmt::eod) == 0) op(MtOp::bsf, 1);
+    rmt::Reply r = receive("read-ahead", rmt::ReplyValue::field);
+    if (!r.ok || (static_cast<std::uint64_t>(register_bits(r.value)) & gmt::eod) == 0)
+      op(MtOp::bsf, 1);
   }
   if (records == 0) return;
   try {

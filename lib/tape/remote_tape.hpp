@@ -71,7 +71,7 @@ class RemoteTape final : public Tape {
  private:
   enum class Version { unknown, v0, v1 };
   void send(std::string_view bytes, const std::string& action);
-  rmt::Reply receive(const std::string& action);
+  rmt::Reply receive(const std::string& action, rmt::ReplyValue value = rmt::ReplyValue::count);
   // Sends a request and returns the A value; throws Error for an E reply.
   std::int64_t transact(std::string_view request, const std::string& action);
   void probe_version(const std::string& action = "probe");

@@ -130,6 +130,38 @@ TEST(RmtReplies, StayShortAndNeverSendErrnoZero) {
   EXPECT_EQ(out.size(), 3 + 78 + 1);
 }
 
+// Reads one reply from `wire` as a client would.
+Reply reply_from(const std::string& wire, ReplyValue value = ReplyValue::count) {
+  MemorySource source(std::as_bytes(std::span(wire.data(), wire.size())));
+  BufferedReader in(source);
+  return read_reply(in, value);
+}
+
+TEST(RmtReplies, StatusFieldsMayBeNegativeCountsMayNot) {
+  // rmt-dump's sF and sB at end of data, with no tape, while not ready.
+  EXPECT_EQ(reply_from("A-1\n", ReplyValue::field).value, -1);
+  EXPECT_TRUE(reply_from("A-1\n", ReplyValue::field).ok);
+  EXPECT_EQ(reply_from("A-2147483648\n", ReplyValue::field).value, -2147483648LL);
+  EXPECT_EQ(reply_from("A5\n", ReplyValue::field).value, 5);
+  // A count that is negative would size a read or move a position.
+  for (const char* wire : {"A-1\n", "A-0000000000000000001\n", "A-9223372036854775808\n"}) {
+    SCOPED_TRACE(wire);
+    try {
+      reply_from(wire);
+      ADD_FAILURE() << "accepted";
+    } catch (const ProtocolError& e) {
+      EXPECT_EQ(e.kind(), ProtocolError::Kind::bad_reply);
+      EXPECT_NE(std::strstr(e.what(), "negative count in reply"), nullptr);
+    }
+  }
+  EXPECT_EQ(reply_from("A-0\n").value, 0);
+  // Malformed is malformed for a field too.
+  for (const char* wire : {"A-\n", "A--1\n", "A-1x\n", "A99999999999999999999\n"}) {
+    SCOPED_TRACE(wire);
+    EXPECT_THROW(reply_from(wire, ReplyValue::field), ProtocolError);
+  }
+}
+
 TEST(RmtRequests, ReadsAllLinesBeforeAnythingIsDecided) {
   std::string wire = "O" + std::string(5000, 'a') + "\n0\nR5\n";
   MemorySource source(std::as_bytes(std::span(wire.data(), wire.size())));

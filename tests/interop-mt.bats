@@ -116,6 +116,55 @@ mt_against() {
   assert_line "File number=2, block number=5, partition=0."
 }
 
+# Our mt's status of the faked drive in FAKE_ST_STATE $2, through FOREIGN
+# server $1, must be what mt-st prints reading the same drive locally, field
+# by field (line by line); the output is left in $output.
+assert_status_as_mt_st() {
+  local server=$1 state=$2 theirs ours i
+  theirs=$(LD_PRELOAD=$TK_TEST_LIB/fake_st.so FAKE_ST_DEVICE=/dev/zero FAKE_ST_STATE=$state \
+    mt-st -f /dev/zero status)
+  RSH_STANDIN_SERVER=$server LD_PRELOAD=$TK_TEST_LIB/fake_st.so FAKE_ST_DEVICE=/dev/zero \
+    FAKE_ST_STATE=$state run --separate-stderr mt -f localhost:/dev/zero status
+  [ "$status" -eq 0 ] || fail "$server, $state: mt status exits $status: $stderr"
+  assert_equal "$stderr" ""
+  mapfile -t theirs <<<"$theirs"
+  mapfile -t ours <<<"$output"
+  for i in "${!theirs[@]}"; do
+    [ "${ours[i]-}" = "${theirs[i]}" ] ||
+      fail "$server, $state: line $((i + 1)) is '${ours[i]-}', mt-st prints '${theirs[i]}'"
+  done
+  assert_equal "${#ours[@]}" "${#theirs[@]}"
+}
+
+@test "interop-mt: mt status at end of data through rmt-dump and rmt-tar prints what mt-st prints locally" {
+  local server
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar; do
+    assert_status_as_mt_st "$server" eod
+    # rmt-dump answers the unknown file and block A-1.
+    assert_line "File number=-1, block number=-1, partition=0."
+    assert_line " EOD ONLINE IM_REP_EN"
+  done
+}
+
+@test "interop-mt: mt status with no tape through rmt-dump and rmt-tar prints what mt-st prints locally" {
+  local server
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar; do
+    assert_status_as_mt_st "$server" no-tape
+    assert_line "File number=-1, block number=-1, partition=0."
+    assert_line " DR_OPEN IM_REP_EN"
+  done
+}
+
+@test "interop-mt: mt status of a drive not ready through rmt-dump and rmt-tar prints what mt-st prints locally" {
+  local server
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar; do
+    assert_status_as_mt_st "$server" not-ready
+    assert_line "File number=-1, block number=-1, partition=0."
+    assert_line "General status bits on (10000):"
+    assert_line " IM_REP_EN"
+  done
+}
+
 @test "interop-mt: mt fsf and compression reach the drive through rmt-dump and rmt-tar" {
   local server
   for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar "$TK_BIN/rmt --log none"; do

@@ -393,6 +393,12 @@ std::optional<int> extended_op_from_linux(int linux_op) {
   return std::nullopt;
 }
 
+bool answers_as_line_reader(const Reply& reply) {
+  // GNU rmt's words for a count it cannot parse; a BSD-lineage server's
+  // error text is strerror(), which never says this.
+  return !reply.ok && reply.errnum == EINVAL && reply.text == "Invalid byte count";
+}
+
 void append_ok(std::string& out, std::uint64_t value) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);

@@ -85,8 +85,9 @@ constexpr std::size_t initial_read_window = 4;
 // after another was lost.
 constexpr int question_timeout_ms = 10000;
 
-// How long status() waits for the S reply before sending the newline that
-// GNU rmt up to tar 1.35 waits for.
+// How long status() waits for the S reply of a server that did not answer
+// as GNU rmt does before sending the newline a server that reads lines
+// waits for.
 constexpr int s_reply_wait_ms = 2000;
 
 // The option wins; the environment is read with secure_getenv like RSH, and
@@ -469,13 +470,24 @@ void RemoteTape::write(std::span<const std::byte> data) {
                 static_cast<std::size_t>(std::min<std::int64_t>(r.value, static_cast<std::int64_t>(data.size()))));
 }
 
-void RemoteTape::probe_version(const std::string& action) {
+void RemoteTape::probe_version(const std::string& action, bool ask_framing) {
   if (version_ != Version::unknown) return;
   // v1 servers (ours, rmt-dump, star, Solaris) answer exactly A1 and then
   // take portable op numbers; others fail the bogus ioctl and stay raw.
-  send("I-1\n0\n", action);
+  std::string probe = "I-1\n0\n";
+  if (ask_framing) probe += rmt::line_reader_probe;
+  send(probe, action);
+  if (ask_framing) ++sent_;  // two requests in one write
   rmt::Reply r = receive(action);
   version_ = r.ok && r.value == 1 ? Version::v1 : Version::v0;
+  if (ask_framing) take_framing_reply(action);
+}
+
+void RemoteTape::take_framing_reply(const std::string& action) {
+  rmt::Reply r = receive(action);
+  // A v1 server is never sent S; what it answered does not matter.
+  if (version_ == Version::v0)
+    status_framing_ = rmt::answers_as_line_reader(r) ? StatusFraming::line : StatusFraming::byte;
 }
 
 void RemoteTape::op(MtOp op, int count) {
@@ -506,7 +518,7 @@ void RemoteTape::op(MtOp op, int count) {
 
 TapeStatus RemoteTape::status() {
   settle("status");
-  probe_version();
+  probe_version("status", true);
   if (version_ == Version::v1) {
     // One field at a time; the error register first, since some drivers
     // clear it when it is read (§8.2). Each is the server's mtget field as
@@ -545,13 +557,30 @@ TapeStatus RemoteTape::status() {
     }
     return status_from_mtget(m);
   }
-  send("S", "status");
-  // GNU rmt up to tar 1.35 waits for a newline after S, which BSD-lineage
-  // servers would take as a garbage command: send it only if no reply comes.
+  return status_from_struct();
+}
+
+TapeStatus RemoteTape::status_from_struct() {
   // Only servers without v1 are asked S, so there is one stream.
-  rmt::Reply r;
   Stream& only = streams_[0];
-  if (!only.in->buffered()) {
+  if (status_framing_ == StatusFraming::unknown) {
+    // The version was known before status was asked (an op probed it): the
+    // question goes with S, which GNU rmt then waits to see the end of.
+    send(std::string(rmt::line_reader_probe) + "S", "status");
+    ++sent_;  // two requests in one write
+    take_framing_reply("status");
+    if (status_framing_ == StatusFraming::line) {
+      send("\n", "status");
+      --sent_;  // the newline was part of the S request
+    }
+  } else {
+    send(status_framing_ == StatusFraming::line ? "S\n" : "S", "status");
+  }
+  rmt::Reply r;
+  if (status_framing_ == StatusFraming::byte && !only.in->buffered()) {
+    // A server that did not answer as GNU rmt does but still waits for a
+    // newline after S (another rmt that reads lines) gets one if no reply
+    // comes; a BSD-lineage server has answered by then.
     only.source->set_timeout(s_reply_wait_ms);
     try {
       r = rmt::read_reply(*only.in);

@@ -162,6 +162,19 @@ TEST(RmtReplies, StatusFieldsMayBeNegativeCountsMayNot) {
   }
 }
 
+TEST(RmtReplies, OnlyGnuRmtsRefusalOfTheFramingProbeSaysItReadsLines) {
+  // What rmt-tar (tar 1.34) answers "I-1\n0x\n"; a BSD-lineage server's
+  // atoi reads 0 and fails the ioctl with strerror's text, and a v1 server
+  // answers A1 (ours refuses the count in GNU's words, but it is v1: what it
+  // answers here is never looked at).
+  EXPECT_TRUE(answers_as_line_reader(reply_from("E22\nInvalid byte count\n")));
+  EXPECT_FALSE(answers_as_line_reader(reply_from("E22\nInvalid argument\n")));
+  EXPECT_FALSE(answers_as_line_reader(reply_from("E25\nInvalid byte count\n")));
+  EXPECT_FALSE(answers_as_line_reader(reply_from("A1\n")));
+  EXPECT_FALSE(answers_as_line_reader(reply_from("A0\n")));
+  EXPECT_EQ(line_reader_probe, "I-1\n0x\n");
+}
+
 TEST(RmtRequests, ReadsAllLinesBeforeAnythingIsDecided) {
   std::string wire = "O" + std::string(5000, 'a') + "\n0\nR5\n";
   MemorySource source(std::as_bytes(std::span(wire.data(), wire.size())));

@@ -445,7 +445,7 @@ density_pairs() {
     assert_equal "$status" 0
     assert_equal "$output" "$(sed "s|^\(Tape block size .* Density code 0x[0-9a-f]*\) (.*)\.$|\1 ($name).|" <<<"$theirs")"
   done <<'EOF'
-0x01000000 NRZI (800 bpi) 9-track reel
+0x01000000 NRZI (800 bpi) 9 Track Reel
 0x09000400 3480/3490E, GCR (37871 bpi)
 0x55000000 IBM 3592 E08 (TS1150)
 0x59000000 IBM 3592 70F (TS1170)

@@ -68,8 +68,7 @@ struct StOption {
 
 // mt-st 1.8's driver option names, in its matching order; the bits glibc's
 // <sys/mtio.h> lacks are <linux/mtio.h>'s, named beside them. weof-no-wait
-// (MT_ST_NOWAIT_EOF, new in 1.8) is placed and explained here as best known:
-// 1.8's own table was not at hand.
+// (MT_ST_NOWAIT_EOF) is new in 1.8, placed and explained as 1.8's table has it.
 constexpr std::array<StOption, 17> st_option_table{{
     {"buffer-writes", MT_ST_BUFFER_WRITES, "buffered writes"},
     {"async-writes", MT_ST_ASYNC_WRITES, "asynchronous writes"},

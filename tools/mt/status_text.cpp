@@ -1,12 +1,10 @@
 // mt-st's status and densities formats, reproduced byte for byte. The
-// density names are mt-st 1.8's (February 2025): 1.7's table with the 9-track
-// reel codes and 0x09 (3480/3490E) described, the IBM 3592 drives named by
-// model and 55F/60F/70F added with their encrypted forms, LTO-9 added and
-// "SDLT160 compressed" spelled right. 1.8's mt.c itself could not be read
-// when this table was written; the renamed entries follow a table derived
-// from it and may differ from 1.8 in spelling (each is one line below).
-// LTO-10 goes past 1.8: 0x62 and 0x63 are the codes LTO-10 drives report for
-// Ultrium 10 and Ultrium 10 Premium media (30 and 40 TB).
+// density names are mt-st 1.8's (February 2025; read from its mt.c): 1.7's
+// table with the 9-track reel codes and 0x09 (3480/3490E) described, the IBM
+// 3592 drives named by model and 55F/60F/70F added with their encrypted
+// forms, LTO-9 added and "SDLT160 compressed" spelled right. LTO-10 goes
+// past 1.8: 0x62 and 0x63 are the codes LTO-10 drives report for Ultrium 10
+// and Ultrium 10 Premium media (30 and 40 TB).
 #include "status_text.hpp"
 
 #include <array>
@@ -24,12 +22,12 @@ struct Density {
 
 constexpr std::array<Density, 99> densities{{
     {0x00, "default"},
-    {0x01, "NRZI (800 bpi) 9-track reel"},
-    {0x02, "PE (1600 bpi) 9-track reel"},
-    {0x03, "GCR (6250 bpi) 9-track reel"},
+    {0x01, "NRZI (800 bpi) 9 Track Reel"},
+    {0x02, "PE (1600 bpi) 9 Track Reel"},
+    {0x03, "GCR (6250 bpi) 9 Track Reel"},
     {0x04, "QIC-11"},
     {0x05, "QIC-45/60 (GCR, 8000 bpi)"},
-    {0x06, "PE (3200 bpi) 9-track reel"},
+    {0x06, "PE (3200 bpi) 9 Track Reel"},
     {0x07, "IMFM (6400 bpi)"},
     {0x08, "GCR (8000 bpi)"},
     {0x09, "3480/3490E, GCR (37871 bpi)"},

@@ -116,6 +116,148 @@ mt_against() {
   assert_line "File number=2, block number=5, partition=0."
 }
 
+# Writes ./chunklog, a stand-in for the remote rmt: "chunklog LOG SERVER..."
+# runs SERVER on what the client sends and appends to LOG each piece it
+# read, one shell-quoted line per read(2). The client waits for a reply
+# before it writes again, so a line is what it sent in one exchange.
+write_chunklog() {
+  cat >chunklog <<'EOF'
+#!/bin/bash
+log=$1
+shift
+while chunk=$(dd bs=65536 count=1 status=none; echo .) && [ "$chunk" != . ]; do
+  printf '%q\n' "${chunk%.}" >>"$log"
+  printf '%s' "${chunk%.}"
+done | "$@"
+EOF
+  chmod +x chunklog
+}
+
+# Writes ./bsd-rmt, an rmt of the BSD lineage without v1 (4.4BSD, FreeBSD,
+# OpenBSD): a command is one byte, so S takes no newline, and anything
+# unknown, a newline too, ends it with status 3 and no reply, noted in the
+# file named by its first argument. The drive: file 2, block 5, BOT ONLINE
+# IM_REP_EN; the version probe (op -1) fails as a bogus ioctl does.
+write_bsd_rmt() {
+  cat >bsd-rmt <<'EOF'
+#!/bin/bash
+while IFS= read -r -n1 -d '' command; do
+  case $command in
+    O) IFS= read -r _ && IFS= read -r _ && printf 'A0\n' ;;
+    I)
+      IFS= read -r op && IFS= read -r count || exit 0
+      if [ "$op" = -1 ]; then printf 'E22\nInvalid argument\n'; else printf 'A%s\n' "$count"; fi
+      ;;
+    C) IFS= read -r _ && printf 'A0\n' ;;
+    S)
+      printf 'A48\nr'
+      head -c 23 /dev/zero
+      printf '\x00\x00\x01\x41'
+      head -c 12 /dev/zero
+      printf '\x02\x00\x00\x00\x05\x00\x00\x00'
+      ;;
+    *) printf 'garbage command %q\n' "$command" >>"$1"; exit 3 ;;
+  esac
+done
+EOF
+  chmod +x bsd-rmt
+}
+
+@test "interop-mt: mt status through rmt-tar sends S with its newline, in one exchange" {
+  # GNU rmt reads lines: it answers S only once the newline is there. The
+  # version probe also asks whether the server is GNU rmt (I-1 with a count
+  # GNU refuses), so S goes out whole at once instead of alone, with the
+  # newline following when no answer came.
+  write_chunklog
+  run mt_against "$PWD/chunklog $PWD/sent /usr/sbin/rmt-tar" status
+  assert_equal "$status" 0
+  assert_line "File number=2, block number=5, partition=0."
+  assert_equal "$(cat sent)" "$(printf '%q\n' $'O/dev/zero\n0 O_RDONLY|O_NONBLOCK\n' \
+    $'I-1\n0\nI-1\n0x\n' $'S\n' $'C\n')"
+}
+
+@test "interop-mt: mt status through a BSD-lineage rmt sends S alone, as it reads one byte" {
+  write_chunklog
+  write_bsd_rmt
+  RSH_STANDIN_SERVER="$PWD/chunklog $PWD/sent $PWD/bsd-rmt $PWD/garbage" \
+    run --separate-stderr mt -f localhost:/dev/zero status
+  assert_equal "$status" 0
+  assert_equal "$stderr" ""
+  assert_line "File number=2, block number=5, partition=0."
+  assert_line " BOT ONLINE IM_REP_EN"
+  assert_file_not_exists garbage
+  assert_equal "$(cat sent)" "$(printf '%q\n' $'O/dev/zero\n0 O_RDONLY|O_NONBLOCK\n' \
+    $'I-1\n0\nI-1\n0x\n' S $'C\n')"
+}
+
+@test "interop-mt: status asked after a tape operation still reaches rmt-tar and a BSD-lineage rmt" {
+  # The version is known from the operation's probe: whether S needs its
+  # newline is asked along with S, and GNU rmt gets the newline on its answer.
+  write_chunklog
+  write_bsd_rmt
+  RSH_STANDIN_SERVER="$PWD/chunklog $PWD/sent /usr/sbin/rmt-tar" LD_PRELOAD=$TK_TEST_LIB/fake_st.so \
+    FAKE_ST_DEVICE=/dev/zero run rmt-client localhost:/dev/zero r op nop 1 status
+  assert_equal "$status" 0
+  assert_output "type 114 file 0 block 0 size 0 density 0 BOT ONLINE"
+  assert_equal "$(sed -n 4,5p sent)" "$(printf '%q\n' $'I-1\n0x\nS' $'\n')"
+  rm sent
+  RSH_STANDIN_SERVER="$PWD/chunklog $PWD/sent $PWD/bsd-rmt $PWD/garbage" \
+    run rmt-client localhost:/dev/zero r op nop 1 status
+  assert_equal "$status" 0
+  assert_output "type 114 file 2 block 5 size 0 density 0 BOT ONLINE"
+  assert_file_not_exists garbage
+  assert_equal "$(sed -n 4p sent)" "$(printf '%q' $'I-1\n0x\nS')"
+}
+
+# Our mt's status of the faked drive in FAKE_ST_STATE $2, through FOREIGN
+# server $1, must be what mt-st prints reading the same drive locally, field
+# by field (line by line); the output is left in $output.
+assert_status_as_mt_st() {
+  local server=$1 state=$2 theirs ours i
+  theirs=$(LD_PRELOAD=$TK_TEST_LIB/fake_st.so FAKE_ST_DEVICE=/dev/zero FAKE_ST_STATE=$state \
+    mt-st -f /dev/zero status)
+  RSH_STANDIN_SERVER=$server LD_PRELOAD=$TK_TEST_LIB/fake_st.so FAKE_ST_DEVICE=/dev/zero \
+    FAKE_ST_STATE=$state run --separate-stderr mt -f localhost:/dev/zero status
+  [ "$status" -eq 0 ] || fail "$server, $state: mt status exits $status: $stderr"
+  assert_equal "$stderr" ""
+  mapfile -t theirs <<<"$theirs"
+  mapfile -t ours <<<"$output"
+  for i in "${!theirs[@]}"; do
+    [ "${ours[i]-}" = "${theirs[i]}" ] ||
+      fail "$server, $state: line $((i + 1)) is '${ours[i]-}', mt-st prints '${theirs[i]}'"
+  done
+  assert_equal "${#ours[@]}" "${#theirs[@]}"
+}
+
+@test "interop-mt: mt status at end of data through rmt-dump and rmt-tar prints what mt-st prints locally" {
+  local server
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar; do
+    assert_status_as_mt_st "$server" eod
+    # rmt-dump answers the unknown file and block A-1.
+    assert_line "File number=-1, block number=-1, partition=0."
+    assert_line " EOD ONLINE IM_REP_EN"
+  done
+}
+
+@test "interop-mt: mt status with no tape through rmt-dump and rmt-tar prints what mt-st prints locally" {
+  local server
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar; do
+    assert_status_as_mt_st "$server" no-tape
+    assert_line "File number=-1, block number=-1, partition=0."
+    assert_line " DR_OPEN IM_REP_EN"
+  done
+}
+
+@test "interop-mt: mt status of a drive not ready through rmt-dump and rmt-tar prints what mt-st prints locally" {
+  local server
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar; do
+    assert_status_as_mt_st "$server" not-ready
+    assert_line "File number=-1, block number=-1, partition=0."
+    assert_line "General status bits on (10000):"
+    assert_line " IM_REP_EN"
+  done
+}
+
 @test "interop-mt: mt fsf and compression reach the drive through rmt-dump and rmt-tar" {
   local server
   for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar "$TK_BIN/rmt --log none"; do

@@ -18,8 +18,9 @@ MT_ST=${MT_ST:-/usr/bin/mt-st}
 FAKE_ST=$TK_TEST_LIB/fake_st.so
 
 setup() {
-  unset TAPE RSH RMT FAKE_ST_FAIL FAKE_ST_TYPE FAKE_ST_RESID FAKE_ST_DSREG FAKE_ST_GSTAT \
-    FAKE_ST_ERREG FAKE_ST_FILENO FAKE_ST_BLKNO FAKE_ST_POS FAKE_ST_SYSFS FAKE_ST_DEVICE
+  unset TAPE RSH RMT TAPEKIT_MT_DENSITY_TABLE FAKE_ST_FAIL FAKE_ST_TYPE FAKE_ST_RESID \
+    FAKE_ST_DSREG FAKE_ST_GSTAT FAKE_ST_ERREG FAKE_ST_FILENO FAKE_ST_BLKNO FAKE_ST_POS \
+    FAKE_ST_SYSFS FAKE_ST_DEVICE FAKE_ST_STATE
   cd "$BATS_TEST_TMPDIR" || return 1
 }
 
@@ -445,7 +446,7 @@ density_pairs() {
     assert_equal "$status" 0
     assert_equal "$output" "$(sed "s|^\(Tape block size .* Density code 0x[0-9a-f]*\) (.*)\.$|\1 ($name).|" <<<"$theirs")"
   done <<'EOF'
-0x01000000 NRZI (800 bpi) 9-track reel
+0x01000000 NRZI (800 bpi) 9 Track Reel
 0x09000400 3480/3490E, GCR (37871 bpi)
 0x55000000 IBM 3592 E08 (TS1150)
 0x59000000 IBM 3592 70F (TS1170)
@@ -456,6 +457,77 @@ density_pairs() {
 0x93000000 SDLT160 compressed
 0x61000000 no translation
 EOF
+}
+
+# mt-st 1.7 itself, which TAPEKIT_MT_DENSITY_TABLE=1.7 must match byte for
+# byte; skips when $MT_ST is another release.
+needs_mt_st_1_7() {
+  [[ "$("$MT_ST" -v 2>&1)" == "mt-st v. 1.7"* ]] || skip "$MT_ST is not mt-st 1.7"
+}
+
+@test "mt: TAPEKIT_MT_DENSITY_TABLE=1.7 densities prints mt-st 1.7's table byte for byte" {
+  needs_mt_st_1_7
+  "$MT_ST" densities >theirs
+  TAPEKIT_MT_DENSITY_TABLE=1.7 run "$MT" densities
+  assert_equal "$status" 0
+  assert_equal "$output" "$(cat theirs)"
+  # Unset, empty and 1.8 are 1.8's table.
+  "$MT" densities >default
+  grep -q '^0x60   LTO-9 \|  0x60   LTO-9$' default || fail "1.8's table lacks LTO-9: $(cat default)"
+  TAPEKIT_MT_DENSITY_TABLE= run "$MT" densities
+  assert_equal "$output" "$(cat default)"
+  TAPEKIT_MT_DENSITY_TABLE=1.8 run "$MT" densities
+  assert_equal "$output" "$(cat default)"
+}
+
+@test "mt: TAPEKIT_MT_DENSITY_TABLE=1.7 status names densities as mt-st 1.7 does, byte for byte" {
+  needs_mt_st_1_7
+  local dsreg
+  export TAPEKIT_MT_DENSITY_TABLE=1.7
+  # 1.8's renamed and added codes, LTO-10, a code both name alike, none.
+  for dsreg in 0x01000000 0x06000000 0x09000400 0x55000000 0x56000000 0x59000000 \
+    0x60040000 0x62000000 0x63000000 0x79000000 0x93000000 0x46000000 0x00000000 0x99000000; do
+    FAKE_ST_DSREG=$dsreg LD_PRELOAD=$FAKE_ST same_as_mt_st -f /dev/zero status ||
+      fail "density register $dsreg"
+  done
+  FAKE_ST_DSREG=0x60000000 fake run "$MT" -f /dev/zero --json status
+  assert_output --partial '"density_code":96,"density_name":null,'
+  FAKE_ST_DSREG=0x93000000 fake run "$MT" -f /dev/zero --json status
+  assert_output --partial '"density_code":147,"density_name":"SDLT160 comprssed",'
+}
+
+@test "mt: TAPEKIT_MT_DENSITY_TABLE=1.7 gives a 1.7-era parser (LTFSArchiver's) an LTO-9's bare code" {
+  # lto_util.sh's get_tape_status: the density code and the status bits.
+  ltfsarchiver() {
+    grep -E "General|Density" | sed -e 's/.*code//' -e 's/(no.*//' -e 's/ (de.*//' |
+      sed '/General/s/[^0-9]*//g' | tr -d ' ' | tr '\n' ' '
+  }
+  FAKE_ST_DSREG=0x60000000 fake "$MT" -f /dev/zero status >lto9
+  assert_equal "$(ltfsarchiver <lto9)" "0x60(LTO-9). 41010000 "
+  FAKE_ST_DSREG=0x60000000 TAPEKIT_MT_DENSITY_TABLE=1.7 fake "$MT" -f /dev/zero status >lto9
+  assert_equal "$(ltfsarchiver <lto9)" "0x60 41010000 "
+}
+
+@test "mt: a TAPEKIT_MT_DENSITY_TABLE other than 1.7 or 1.8 exits 1 with one line, for status and densities only" {
+  local value
+  for value in 1.9 17 ' 1.7' x $'1.7\n'; do
+    TAPEKIT_MT_DENSITY_TABLE=$value run --separate-stderr "$MT" densities
+    assert_equal "$status" 1
+    assert_equal "$output" ""
+    [[ -n "$stderr" && "$stderr" != *$'\n'* ]] || fail "not one line for '$value': $stderr"
+    # Refused before the drive is opened.
+    TAPEKIT_MT_DENSITY_TABLE=$value fake run --separate-stderr "$MT" -f /dev/zero status
+    assert_equal "$status" 1
+    assert_equal "$output" ""
+    assert_file_not_exists calls.log
+  done
+  TAPEKIT_MT_DENSITY_TABLE=x run --separate-stderr "$MT" densities
+  assert_equal "$stderr" 'mt: TAPEKIT_MT_DENSITY_TABLE="x": not a density table (1.7 or 1.8)'
+  TAPEKIT_MT_DENSITY_TABLE=$'1.7\n' run --separate-stderr "$MT" densities
+  assert_equal "$stderr" 'mt: TAPEKIT_MT_DENSITY_TABLE="1.7\u000a": not a density table (1.7 or 1.8)'
+  # Commands that print no density name do not look at it.
+  TAPEKIT_MT_DENSITY_TABLE=x fake run "$MT" -f /dev/zero rewind
+  assert_equal "$status" 0
 }
 
 # --- st drives, faked: ioctls and status compared with mt-st ---------------
@@ -617,6 +689,9 @@ FAKE_ST_TYPE=0x61 FAKE_ST_DSREG=0x61000400
 FAKE_ST_TYPE=0x800123
 FAKE_ST_TYPE=0
 FAKE_ST_TYPE=0x51 FAKE_ST_RESID=7 FAKE_ST_ERREG=0x20 FAKE_ST_DSREG=0x13000400
+FAKE_ST_STATE=eod
+FAKE_ST_STATE=no-tape
+FAKE_ST_STATE=not-ready
 EOF
 }
 

@@ -52,6 +52,25 @@ fake_server() {
   assert_output "rmt-client: read localhost:x: server sent 100 bytes for 10: Input/output error"
 }
 
+@test "remote backend: a negative count in a read reply is a protocol error" {
+  # A-1 is a status field's "unknown" (rmt-dump's sF and sB), never a count.
+  fake_server "A0"$'\n'"A-1"$'\n'
+  run rmt-client localhost:x r read 10
+  assert_equal "$status" 1
+  assert_output "rmt-client: read localhost:x: protocol error: negative count in reply (A-1): Protocol error: Input/output error"
+}
+
+@test "remote backend: status takes a v1 server's negative fields: -1 is unknown, a 32-bit register its bits" {
+  # O, the version probe and GNU's framing question (A1 twice from a v1
+  # server), then sE sT sD sR sf sF sB as a 32-bit rmt-dump sends them at end
+  # of data: mt_dsreg 0x93000000 and mt_gstat 0x81010000 (EOF ONLINE
+  # IM_REP_EN) as negative longs, file and block -1; then C.
+  fake_server "A0"$'\n'"A1"$'\n'"A1"$'\n'"A0"$'\n'"A114"$'\n'"A-1828716544"$'\n'"A0"$'\n'"A-2130640896"$'\n'"A-1"$'\n'"A-1"$'\n'"A0"$'\n'
+  run rmt-client localhost:x r status
+  assert_equal "$status" 0
+  assert_output "type 114 file -1 block -1 size 0 density 147 EOF ONLINE"
+}
+
 @test "remote backend: an overlong reply line is a protocol error" {
   fake_server "A0"$'\n'"A$(printf '%0100d' 5)"$'\n'
   run rmt-client localhost:x r read 10

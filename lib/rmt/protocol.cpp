@@ -393,6 +393,12 @@ std::optional<int> extended_op_from_linux(int linux_op) {
   return std::nullopt;
 }
 
+bool answers_as_line_reader(const Reply& reply) {
+  // GNU rmt's words for a count it cannot parse; a BSD-lineage server's
+  // error text is strerror(), which never says this.
+  return !reply.ok && reply.errnum == EINVAL && reply.text == "Invalid byte count";
+}
+
 void append_ok(std::string& out, std::uint64_t value) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
@@ -417,7 +423,7 @@ void append_error(std::string& out, int errnum, std::string_view text) {
   out += '\n';
 }
 
-Reply read_reply(BufferedReader& in) {
+Reply read_reply(BufferedReader& in, ReplyValue value) {
   std::string line;
   bool too_long = false;
   bool complete = false;
@@ -433,7 +439,10 @@ Reply read_reply(BufferedReader& in) {
   char kind = s.front();
   auto number = parse_number(s.substr(1));
   Reply r;
-  if (kind == 'A' && number && *number >= 0) {
+  if (kind == 'A' && number) {
+    if (*number < 0 && value == ReplyValue::count)
+      throw ProtocolError(ProtocolError::Kind::bad_reply,
+                          "negative count in reply (" + std::string(s) + ")");
     r.ok = true;
     r.value = *number;
     return r;

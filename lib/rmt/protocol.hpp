@@ -127,6 +127,16 @@ struct SeekArgs {
 // Decodes L's lines a and b; nullopt when either is not a number/keyword.
 std::optional<SeekArgs> decode_seek(std::string_view a, std::string_view b, SeekOrder order);
 
+// Whether a server reads whole lines, so that S must be sent with its
+// newline (GNU rmt since tar 1.23, §8.1), or a byte at a time, so that a
+// newline after S is a garbage command that ends it (the BSD lineage,
+// §11.1): the version probe with a count line that is not a number. GNU rmt
+// parses the count strictly and refuses it with its own text, without an
+// ioctl; atoi reads 0 there, so to the others it is the version probe again
+// (v1 servers: A1; v0: the same refused ioctl). Sent only along with a
+// request that is answered anyway, so that it costs no round trip.
+inline constexpr std::string_view line_reader_probe = "I-1\n0x\n";
+
 // Protocol version 1 (after "I-1" -> "A1"): BSD/Sun op numbers 0..10 to
 // Linux op codes (§7.3); nullopt for anything else.
 std::optional<int> linux_op_from_v1(std::int64_t wire);
@@ -232,8 +242,18 @@ struct Reply {
   bool fatal = false;      // F: the connection must be considered dead
   std::string text;
 };
+// What an A value may be. A count (of bytes read or written, an open, an
+// ioctl, a seek, a struct's size) is never negative: A-1 there is a protocol
+// violation, and a client that took it would size buffers and positions by
+// it. A status field (the s<c> sub-replies, §8.2) is the server's mtget
+// field as it is, and st reports an unknown file or block number as -1:
+// rmt-dump sends A-1 at end of data, with no tape and while not ready.
+enum class ReplyValue { count, field };
 // Reads one status line (at most 64 bytes, as GNU clients accept) and, for
-// E/F, the message line; throws ProtocolError(bad_reply) on anything else.
-Reply read_reply(BufferedReader& in);
+// E/F, the message line; throws ProtocolError(bad_reply) on anything else,
+// including a negative A value where `value` is a count.
+Reply read_reply(BufferedReader& in, ReplyValue value = ReplyValue::count);
+// True when this reply to line_reader_probe is GNU rmt's.
+bool answers_as_line_reader(const Reply& reply);
 
 }  // namespace tk::rmt

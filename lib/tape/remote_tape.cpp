@@ -86,8 +86,9 @@ constexpr std::size_t initial_read_window = 4;
 // after another was lost.
 constexpr int question_timeout_ms = 10000;
 
-// How long status() waits for the S reply before sending the newline that
-// GNU rmt up to tar 1.35 waits for.
+// How long status() waits for the S reply of a server that did not answer
+// as GNU rmt does before sending the newline a server that reads lines
+// waits for.
 constexpr int s_reply_wait_ms = 2000;
 
 // The option wins; the environment is read with secure_getenv like RSH, and
@@ -119,6 +120,14 @@ std::chrono::nanoseconds run_queue_wait(const std::string& task) {
   unsigned long long on_cpu = 0, waited = 0;
   if (std::sscanf(text, "%llu %llu", &on_cpu, &waited) != 2) return {};
   return std::chrono::nanoseconds(static_cast<std::int64_t>(waited));
+}
+
+// An mtget register (mt_dsreg, mt_gstat, mt_erreg) sent as a number: a
+// server whose long has 32 bits sends one with its top bit set as negative.
+std::int64_t register_bits(std::int64_t value) {
+  if (value < 0 && value >= INT32_MIN)
+    return static_cast<std::int64_t>(static_cast<std::uint32_t>(value));
+  return value;
 }
 
 bool shell_safe(const std::string& s) {
@@ -379,10 +388,10 @@ void RemoteTape::send(std::string_view bytes, const std::string& action) {
   ++sent_;
 }
 
-rmt::Reply RemoteTape::receive(const std::string& action) {
+rmt::Reply RemoteTape::receive(const std::string& action, rmt::ReplyValue value) {
   const std::size_t stream = taken_ % streams_.size();
   try {
-    rmt::Reply r = rmt::read_reply(*streams_[stream].in);
+    rmt::Reply r = rmt::read_reply(*streams_[stream].in, value);
     reply_in_ = streams_[stream].in.get();
     ++taken_;
     if (r.fatal) lose_connection(action, "server gave up: " + r.text, stream);
@@ -476,13 +485,24 @@ void RemoteTape::write(std::span<const std::byte> data) {
                 static_cast<std::size_t>(std::min<std::int64_t>(r.value, static_cast<std::int64_t>(data.size()))));
 }
 
-void RemoteTape::probe_version(const std::string& action) {
+void RemoteTape::probe_version(const std::string& action, bool ask_framing) {
   if (version_ != Version::unknown) return;
   // v1 servers (ours, rmt-dump, star, Solaris) answer exactly A1 and then
   // take portable op numbers; others fail the bogus ioctl and stay raw.
-  send("I-1\n0\n", action);
+  std::string probe = "I-1\n0\n";
+  if (ask_framing) probe += rmt::line_reader_probe;
+  send(probe, action);
+  if (ask_framing) ++sent_;  // two requests in one write
   rmt::Reply r = receive(action);
   version_ = r.ok && r.value == 1 ? Version::v1 : Version::v0;
+  if (ask_framing) take_framing_reply(action);
+}
+
+void RemoteTape::take_framing_reply(const std::string& action) {
+  rmt::Reply r = receive(action);
+  // A v1 server is never sent S; what it answered does not matter.
+  if (version_ == Version::v0)
+    status_framing_ = rmt::answers_as_line_reader(r) ? StatusFraming::line : StatusFraming::byte;
 }
 
 void RemoteTape::op(MtOp op, int count) {
@@ -513,33 +533,41 @@ void RemoteTape::op(MtOp op, int count) {
 
 TapeStatus RemoteTape::status() {
   settle("status");
-  probe_version();
+  probe_version("status", true);
   if (version_ == Version::v1) {
     // One field at a time; the error register first, since some drivers
-    // clear it when it is read (§8.2).
+    // clear it when it is read (§8.2). Each is the server's mtget field as
+    // it is, so it may be negative: st's -1 for a file or block number it
+    // does not know (at end of data, with no tape, while not ready), and a
+    // register with its top bit set (EOF in mt_gstat, a density code from
+    // 0x80 in mt_dsreg) from a server whose long has 32 bits.
     MtGet m;
     struct Field {
       char sub;
       std::int64_t MtGet::*value;
       bool may_be_unknown;
+      bool is_register;
     };
     static constexpr Field fields[] = {
-        {'E', &MtGet::erreg, false}, {'T', &MtGet::type, false},
-        {'D', &MtGet::dsreg, false}, {'R', &MtGet::resid, true},
-        {'f', &MtGet::gstat, false},
+        {'E', &MtGet::erreg, false, true}, {'T', &MtGet::type, false, false},
+        {'D', &MtGet::dsreg, false, true}, {'R', &MtGet::resid, true, false},
+        {'f', &MtGet::gstat, false, true},
     };
     for (const auto& f : fields) {
       send(std::string("s") + f.sub, "status");
-      rmt::Reply r = receive("status");
+      rmt::Reply r = receive("status", rmt::ReplyValue::field);
       if (r.ok)
-        m.*(f.value) = r.value;
+        m.*(f.value) = f.is_register ? register_bits(r.value) : r.value;
       else if (!f.may_be_unknown)
         throw Error(r.errnum, "tape status of " + name());
     }
     for (char sub : {'F', 'B'}) {
       send(std::string("s") + sub, "status");
-      rmt::Reply r = receive("status");
-      std::int32_t v = r.ok ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX)) : -1;
+      rmt::Reply r = receive("status", rmt::ReplyValue::field);
+      // Any negative number, or none, is st's "unknown" (-1).
+      std::int32_t v = r.ok && r.value >= 0
+                           ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX))
+                           : -1;
       (sub == 'F' ? m.fileno : m.blkno) = v;
     }
     TapeStatus s = status_from_mtget(m);
@@ -554,13 +582,30 @@ TapeStatus RemoteTape::status() {
     }
     return s;
   }
-  send("S", "status");
-  // GNU rmt up to tar 1.35 waits for a newline after S, which BSD-lineage
-  // servers would take as a garbage command: send it only if no reply comes.
+  return status_from_struct();
+}
+
+TapeStatus RemoteTape::status_from_struct() {
   // Only servers without v1 are asked S, so there is one stream.
-  rmt::Reply r;
   Stream& only = streams_[0];
-  if (!only.in->buffered()) {
+  if (status_framing_ == StatusFraming::unknown) {
+    // The version was known before status was asked (an op probed it): the
+    // question goes with S, which GNU rmt then waits to see the end of.
+    send(std::string(rmt::line_reader_probe) + "S", "status");
+    ++sent_;  // two requests in one write
+    take_framing_reply("status");
+    if (status_framing_ == StatusFraming::line) {
+      send("\n", "status");
+      --sent_;  // the newline was part of the S request
+    }
+  } else {
+    send(status_framing_ == StatusFraming::line ? "S\n" : "S", "status");
+  }
+  rmt::Reply r;
+  if (status_framing_ == StatusFraming::byte && !only.in->buffered()) {
+    // A server that did not answer as GNU rmt does but still waits for a
+    // newline after S (another rmt that reads lines) gets one if no reply
+    // comes; a BSD-lineage server has answered by then.
     only.source->set_timeout(s_reply_wait_ms);
     try {
       r = rmt::read_reply(*only.in);
@@ -933,8 +978,9 @@ void RemoteTape::step_back(std::uint64_t records, std::uint64_t bytes, bool pass
   // filemark unless they stop early). At end of data the read moved nothing.
   if (passed_end) {
     send("sf", "read-ahead");
-    rmt::Reply r = receive("read-ahead");
-    if (!r.ok || (static_cast<std::uint64_t>(r.value) & gmt::eod) == 0) op(MtOp::bsf, 1);
+    rmt::Reply r = receive("read-ahead", rmt::ReplyValue::field);
+    if (!r.ok || (static_cast<std::uint64_t>(register_bits(r.value)) & gmt::eod) == 0)
+      op(MtOp::bsf, 1);
   }
   if (records == 0) return;
   try {

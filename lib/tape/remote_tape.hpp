@@ -1,6 +1,7 @@
 // The remote backend: "[user@]host:path" reached through rsh/ssh and an rmt
 // server on the far side, speaking the codec of lib/rmt (rmt-protocol.md
-// §12.7: bounded replies, symbolic flags, S as one byte, v1 ops after I-1).
+// §12.7: bounded replies, symbolic flags, S as one byte but to GNU rmt,
+// v1 ops after I-1).
 #pragma once
 
 #include <chrono>
@@ -71,10 +72,15 @@ class RemoteTape final : public Tape {
  private:
   enum class Version { unknown, v0, v1 };
   void send(std::string_view bytes, const std::string& action);
-  rmt::Reply receive(const std::string& action);
+  rmt::Reply receive(const std::string& action, rmt::ReplyValue value = rmt::ReplyValue::count);
   // Sends a request and returns the A value; throws Error for an E reply.
   std::int64_t transact(std::string_view request, const std::string& action);
-  void probe_version(const std::string& action = "probe");
+  // With ask_framing, asks along with the version whether S must be sent
+  // with its newline (rmt::line_reader_probe): one round trip for both.
+  void probe_version(const std::string& action = "probe", bool ask_framing = false);
+  void take_framing_reply(const std::string& action);
+  // S and its struct mtget, from a server without v1.
+  TapeStatus status_from_struct();
   // Whether the server is tapekit's rmt (asked once, v1 servers only).
   bool server_is_tapekit(const std::string& action = "identify");
   // The connection (with parallel streams: stream `stream`) is lost.
@@ -175,6 +181,12 @@ class RemoteTape final : public Tape {
   bool connecting_ = false;  // until the open is answered
   std::string request_;  // reused request buffer (header plus W payload)
   Version version_ = Version::unknown;
+  // How S goes to a server without v1: with its newline to GNU rmt, which
+  // answers only then; alone to any other, with a newline after
+  // s_reply_wait_ms if no answer comes (a BSD-lineage server answers at
+  // once, and would take the newline for a garbage command and end).
+  enum class StatusFraming { unknown, line, byte };
+  StatusFraming status_framing_ = StatusFraming::unknown;
   std::optional<bool> tapekit_;
   bool open_ = false;
   bool broken_ = false;

@@ -8,10 +8,20 @@
  *   FAKE_ST_LOG     file the calls are appended to, one line each:
  *                   "open rdonly|wronly|rdwr[ nonblock]", "MTIOCTOP op=N count=0xHEX",
  *                   "MTIOCGET", "MTIOCPOS"
+ *   FAKE_ST_STATE   what the drive holds, as st reports it (default: a tape,
+ *                   loaded and ready):
+ *                   eod        at end of data after a fast eom: file and
+ *                              block -1, EOD ONLINE IM_REP_EN
+ *                   no-tape    file and block -1, DR_OPEN IM_REP_EN; an open
+ *                              without O_NONBLOCK and every MTIOCTOP fail
+ *                              with ENOMEDIUM, as st's do
+ *                   not-ready  (loading, rewinding) file and block -1,
+ *                              IM_REP_EN alone; the same calls fail with EIO
  *   FAKE_ST_TYPE FAKE_ST_RESID FAKE_ST_DSREG FAKE_ST_GSTAT FAKE_ST_ERREG
  *   FAKE_ST_FILENO FAKE_ST_BLKNO
  *                   struct mtget fields returned by MTIOCGET (strtol base 0;
- *                   defaults: SCSI-2 drive, file 0 block 0, BOT ONLINE IM_REP_EN)
+ *                   defaults: SCSI-2 drive, file 0 block 0, BOT ONLINE IM_REP_EN,
+ *                   or FAKE_ST_STATE's)
  *   FAKE_ST_POS     block number returned by MTIOCPOS (default 0)
  *   FAKE_ST_FAIL    comma-separated "WHAT:ERRNO" items making calls fail:
  *                   WHAT is an MTIOCTOP op number, "op" (every MTIOCTOP),
@@ -32,6 +42,36 @@
 #include <unistd.h>
 
 static const char sysfs_prefix[] = "/sys/class/scsi_tape/";
+
+/* FAKE_ST_STATE: the MTIOCGET defaults it sets, and the errno st gives a
+ * blocking open or an MTIOCTOP in it (0: they succeed). */
+struct drive_state {
+  const char *name;
+  long fileno, blkno, gstat;
+  int unready_errno;
+};
+
+static const struct drive_state drive_states[] = {
+    {"", 0, 0, 0x41010000L, 0},          /* BOT ONLINE IM_REP_EN */
+    {"eod", -1, -1, 0x09010000L, 0},     /* EOD ONLINE IM_REP_EN */
+    {"no-tape", -1, -1, 0x00050000L, ENOMEDIUM}, /* DR_OPEN IM_REP_EN */
+    {"not-ready", -1, -1, 0x00010000L, EIO},     /* IM_REP_EN */
+};
+
+/* The state FAKE_ST_STATE names; an unknown name is reported once on
+ * stderr and read as the default, so that a test's typo shows. */
+static const struct drive_state *drive_state(void) {
+  const char *name = getenv("FAKE_ST_STATE");
+  if (!name) name = "";
+  for (size_t i = 0; i < sizeof drive_states / sizeof drive_states[0]; ++i)
+    if (strcmp(name, drive_states[i].name) == 0) return &drive_states[i];
+  static int told;
+  if (!told) {
+    told = 1;
+    fprintf(stderr, "fake_st: FAKE_ST_STATE=%s: not eod, no-tape or not-ready\n", name);
+  }
+  return &drive_states[0];
+}
 
 static long env_long(const char *name, long fallback) {
   const char *v = getenv(name);
@@ -101,10 +141,13 @@ int ioctl(int fd, unsigned long request, ...) {
   if (!is_fake_fd(fd)) return real_ioctl(fd, request, arg);
 
   int err;
+  const struct drive_state *state = drive_state();
   if (request == MTIOCTOP) {
     const struct mtop *op = arg;
     log_line("MTIOCTOP op=%d count=0x%x\n", op->mt_op, (unsigned)op->mt_count);
     err = wanted_failure("op", op->mt_op);
+    /* st_int_ioctl refuses every operation without a ready tape. */
+    if (!err) err = state->unready_errno;
   } else if (request == MTIOCGET) {
     struct mtget *g = arg;
     log_line("MTIOCGET\n");
@@ -114,10 +157,10 @@ int ioctl(int fd, unsigned long request, ...) {
       g->mt_type = env_long("FAKE_ST_TYPE", MT_ISSCSI2);
       g->mt_resid = env_long("FAKE_ST_RESID", 0);
       g->mt_dsreg = env_long("FAKE_ST_DSREG", 0);
-      g->mt_gstat = env_long("FAKE_ST_GSTAT", 0x41010000L);
+      g->mt_gstat = env_long("FAKE_ST_GSTAT", state->gstat);
       g->mt_erreg = env_long("FAKE_ST_ERREG", 0);
-      g->mt_fileno = (int)env_long("FAKE_ST_FILENO", 0);
-      g->mt_blkno = (int)env_long("FAKE_ST_BLKNO", 0);
+      g->mt_fileno = (int)env_long("FAKE_ST_FILENO", state->fileno);
+      g->mt_blkno = (int)env_long("FAKE_ST_BLKNO", state->blkno);
     }
   } else if (request == MTIOCPOS) {
     struct mtpos *p = arg;
@@ -145,15 +188,20 @@ static const char *rewrite_path(const char *path, char *buf, size_t size) {
   return path;
 }
 
-static void log_open(int dir_fd, const char *path, int flags) {
+/* Logs an open of the fake device and returns the errno st's open would
+ * fail with (0: none): without a ready tape, only O_NONBLOCK opens. */
+static int log_open(int dir_fd, const char *path, int flags) {
   struct stat st;
   int saved = errno;
+  int err = 0;
   if (fstatat(dir_fd, path, &st, 0) == 0 && S_ISCHR(st.st_mode) && is_fake_path_rdev(st.st_rdev)) {
     int acc = flags & O_ACCMODE;
     log_line("open %s%s\n", acc == O_RDONLY ? "rdonly" : acc == O_WRONLY ? "wronly" : "rdwr",
              (flags & O_NONBLOCK) ? " nonblock" : "");
+    if (!(flags & O_NONBLOCK)) err = drive_state()->unready_errno;
   }
   errno = saved;
+  return err;
 }
 
 typedef int (*open_fn)(const char *, int, ...);
@@ -163,7 +211,11 @@ static int forward_open(const char *name, const char *path, int flags, mode_t mo
   char buf[4096];
   open_fn real = (open_fn)dlsym(RTLD_NEXT, name);
   path = rewrite_path(path, buf, sizeof buf);
-  log_open(AT_FDCWD, path, flags);
+  int err = log_open(AT_FDCWD, path, flags);
+  if (err) {
+    errno = err;
+    return -1;
+  }
   return real(path, flags, mode);
 }
 
@@ -173,7 +225,11 @@ static int forward_openat(const char *name, int dir_fd, const char *path, int fl
   char buf[4096];
   openat_fn real = (openat_fn)dlsym(RTLD_NEXT, name);
   if (path[0] == '/') path = rewrite_path(path, buf, sizeof buf);
-  log_open(dir_fd, path, flags);
+  int err = log_open(dir_fd, path, flags);
+  if (err) {
+    errno = err;
+    return -1;
+  }
   return real(dir_fd, path, flags, mode);
 }
 

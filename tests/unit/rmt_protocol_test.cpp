@@ -130,6 +130,51 @@ TEST(RmtReplies, StayShortAndNeverSendErrnoZero) {
   EXPECT_EQ(out.size(), 3 + 78 + 1);
 }
 
+// Reads one reply from `wire` as a client would.
+Reply reply_from(const std::string& wire, ReplyValue value = ReplyValue::count) {
+  MemorySource source(std::as_bytes(std::span(wire.data(), wire.size())));
+  BufferedReader in(source);
+  return read_reply(in, value);
+}
+
+TEST(RmtReplies, StatusFieldsMayBeNegativeCountsMayNot) {
+  // rmt-dump's sF and sB at end of data, with no tape, while not ready.
+  EXPECT_EQ(reply_from("A-1\n", ReplyValue::field).value, -1);
+  EXPECT_TRUE(reply_from("A-1\n", ReplyValue::field).ok);
+  EXPECT_EQ(reply_from("A-2147483648\n", ReplyValue::field).value, -2147483648LL);
+  EXPECT_EQ(reply_from("A5\n", ReplyValue::field).value, 5);
+  // A count that is negative would size a read or move a position.
+  for (const char* wire : {"A-1\n", "A-0000000000000000001\n", "A-9223372036854775808\n"}) {
+    SCOPED_TRACE(wire);
+    try {
+      reply_from(wire);
+      ADD_FAILURE() << "accepted";
+    } catch (const ProtocolError& e) {
+      EXPECT_EQ(e.kind(), ProtocolError::Kind::bad_reply);
+      EXPECT_NE(std::strstr(e.what(), "negative count in reply"), nullptr);
+    }
+  }
+  EXPECT_EQ(reply_from("A-0\n").value, 0);
+  // Malformed is malformed for a field too.
+  for (const char* wire : {"A-\n", "A--1\n", "A-1x\n", "A99999999999999999999\n"}) {
+    SCOPED_TRACE(wire);
+    EXPECT_THROW(reply_from(wire, ReplyValue::field), ProtocolError);
+  }
+}
+
+TEST(RmtReplies, OnlyGnuRmtsRefusalOfTheFramingProbeSaysItReadsLines) {
+  // What rmt-tar (tar 1.34) answers "I-1\n0x\n"; a BSD-lineage server's
+  // atoi reads 0 and fails the ioctl with strerror's text, and a v1 server
+  // answers A1 (ours refuses the count in GNU's words, but it is v1: what it
+  // answers here is never looked at).
+  EXPECT_TRUE(answers_as_line_reader(reply_from("E22\nInvalid byte count\n")));
+  EXPECT_FALSE(answers_as_line_reader(reply_from("E22\nInvalid argument\n")));
+  EXPECT_FALSE(answers_as_line_reader(reply_from("E25\nInvalid byte count\n")));
+  EXPECT_FALSE(answers_as_line_reader(reply_from("A1\n")));
+  EXPECT_FALSE(answers_as_line_reader(reply_from("A0\n")));
+  EXPECT_EQ(line_reader_probe, "I-1\n0x\n");
+}
+
 TEST(RmtRequests, ReadsAllLinesBeforeAnythingIsDecided) {
   std::string wire = "O" + std::string(5000, 'a') + "\n0\nR5\n";
   MemorySource source(std::as_bytes(std::span(wire.data(), wire.size())));

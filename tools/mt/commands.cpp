@@ -68,8 +68,7 @@ struct StOption {
 
 // mt-st 1.8's driver option names, in its matching order; the bits glibc's
 // <sys/mtio.h> lacks are <linux/mtio.h>'s, named beside them. weof-no-wait
-// (MT_ST_NOWAIT_EOF, new in 1.8) is placed and explained here as best known:
-// 1.8's own table was not at hand.
+// (MT_ST_NOWAIT_EOF) is new in 1.8, placed and explained as 1.8's table has it.
 constexpr std::array<StOption, 17> st_option_table{{
     {"buffer-writes", MT_ST_BUFFER_WRITES, "buffered writes"},
     {"async-writes", MT_ST_ASYNC_WRITES, "asynchronous writes"},
@@ -210,13 +209,14 @@ int do_status(Session& s, const Command&, const Args&) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
-  std::cout << (s.inv.json ? status_json(s.inv.device, report.mtget, report.status)
-                           : status_text(report.mtget));
+  std::cout << (s.inv.json
+                    ? status_json(s.inv.device, report.mtget, report.status, s.density_table)
+                    : status_text(report.mtget, s.density_table));
   return 0;
 }
 
-int do_densities(Session&, const Command&, const Args&) {
-  std::cout << densities_text();
+int do_densities(Session& s, const Command&, const Args&) {
+  std::cout << densities_text(s.density_table);
   return 0;
 }
 
@@ -229,6 +229,18 @@ int do_asf(Session& s, const Command&, const Args& args) {
   if (int r = device_op(s, tk::MtOp::rewind, 1)) return r;
   int files = args.empty() ? 0 : c_count(args[0]);
   return files > 0 ? device_op(s, tk::MtOp::fsf, files) : 0;
+}
+
+// TAPEKIT_MT_DENSITY_TABLE: unset or empty, mt-st 1.8's names; "1.7" for
+// scripts that parse what 1.7 printed (a 1.7-era LTFSArchiver strips
+// "(no translation)" after the code, and takes "0x60(LTO-9)." for no code).
+DensityTable density_table_from_environment() {
+  const char* value = std::getenv("TAPEKIT_MT_DENSITY_TABLE");
+  if (value == nullptr || *value == '\0') return DensityTable::mt_st_1_8;
+  if (auto table = density_table_named(value)) return *table;
+  throw tk::ExactExit(static_cast<int>(Exit::usage),
+                      "mt: TAPEKIT_MT_DENSITY_TABLE=" + json_quote(value) +
+                          ": not a density table (1.7 or 1.8)\n");
 }
 
 // The st driver's minor-number layout (drivers/scsi/st.h): 2 mode bits.
@@ -414,6 +426,8 @@ int run_command(const Invocation& inv) {
     throw tk::ExactExit(static_cast<int>(Exit::usage), "mt: --json applies to status and tell only\n");
 
   Session s{inv, nullptr, {}, {}};
+  if (c.handler == do_status || c.handler == do_densities)
+    s.density_table = density_table_from_environment();
   if (c.access != Access::none) {
     int flags = c.access == Access::read ? O_RDONLY : O_RDWR;
     if ((c.tests & online) == 0) flags |= O_NONBLOCK;

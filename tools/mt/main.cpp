@@ -9,6 +9,7 @@
 //  - after a failed weof/wset, "The tape is write-protected." is printed only
 //    when the tape is write-protected (1.7 tests the bit the wrong way round);
 //  - 1.8's density names (status, densities), plus LTO-10, which 1.8 lacks;
+//    TAPEKIT_MT_DENSITY_TABLE=1.7 prints 1.7's for scripts that parse them;
 //  - the driver option weof-no-wait (MT_ST_NOWAIT_EOF);
 //  - names [user@]host:path reach a remote drive through rmt, with
 //    --rsh-command and --rmt-command (words mt-st rejects as usage errors);

@@ -10,6 +10,7 @@
 #include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "cmdline.hpp"
+#include "status_text.hpp"
 
 namespace tk::mt {
 
@@ -22,6 +23,8 @@ struct Session {
   // What the last attempt() found damaged in a virtual tape, if that was why
   // it failed: detail mt-st's perror line has no room for.
   std::string damage;
+  // The density names status and densities print (TAPEKIT_MT_DENSITY_TABLE).
+  DensityTable density_table = DensityTable::mt_st_1_8;
 };
 
 // perror(device)'s line (perror omits the prefix for an empty name).

@@ -1,35 +1,40 @@
 // mt-st's status and densities formats, reproduced byte for byte. The
-// density names are mt-st 1.8's (February 2025): 1.7's table with the 9-track
-// reel codes and 0x09 (3480/3490E) described, the IBM 3592 drives named by
-// model and 55F/60F/70F added with their encrypted forms, LTO-9 added and
-// "SDLT160 compressed" spelled right. 1.8's mt.c itself could not be read
-// when this table was written; the renamed entries follow a table derived
-// from it and may differ from 1.8 in spelling (each is one line below).
-// LTO-10 goes past 1.8: 0x62 and 0x63 are the codes LTO-10 drives report for
-// Ultrium 10 and Ultrium 10 Premium media (30 and 40 TB).
+// density names are mt-st 1.8's (February 2025; read from its mt.c): 1.7's
+// table with the 9-track reel codes and 0x09 (3480/3490E) described, the IBM
+// 3592 drives named by model and 55F/60F/70F added with their encrypted
+// forms, LTO-9 added and "SDLT160 compressed" spelled right. LTO-10 goes
+// past 1.8: 0x62 and 0x63 are the codes LTO-10 drives report for Ultrium 10
+// and Ultrium 10 Premium media (30 and 40 TB). 1.7's table, for scripts that
+// parse what it printed, is the same less what 1.8 and tapekit added, with
+// 1.7's names for what 1.8 renamed (its "comprssed" typo included).
 #include "status_text.hpp"
 
 #include <array>
 #include <cstdarg>
 #include <cstdio>
 #include <utility>
+#include <vector>
 
 namespace tk::mt {
 namespace {
 
+// Who first named a code: mt-st 1.7 (or earlier), 1.8, or tapekit alone.
+enum class Since { mt_st_1_7, mt_st_1_8, tapekit };
+
 struct Density {
   unsigned code;
   std::string_view name;
+  Since since = Since::mt_st_1_7;
 };
 
 constexpr std::array<Density, 99> densities{{
     {0x00, "default"},
-    {0x01, "NRZI (800 bpi) 9-track reel"},
-    {0x02, "PE (1600 bpi) 9-track reel"},
-    {0x03, "GCR (6250 bpi) 9-track reel"},
+    {0x01, "NRZI (800 bpi) 9 Track Reel"},
+    {0x02, "PE (1600 bpi) 9 Track Reel"},
+    {0x03, "GCR (6250 bpi) 9 Track Reel"},
     {0x04, "QIC-11"},
     {0x05, "QIC-45/60 (GCR, 8000 bpi)"},
-    {0x06, "PE (3200 bpi) 9-track reel"},
+    {0x06, "PE (3200 bpi) 9 Track Reel"},
     {0x07, "IMFM (6400 bpi)"},
     {0x08, "GCR (8000 bpi)"},
     {0x09, "3480/3490E, GCR (37871 bpi)"},
@@ -88,25 +93,25 @@ constexpr std::array<Density, 99> densities{{
     {0x53, "IBM 3592 E06 (TS1130)"},
     {0x54, "IBM 3592 E07 (TS1140)"},
     {0x55, "IBM 3592 E08 (TS1150)"},
-    {0x56, "IBM 3592 55F (TS1155)"},
-    {0x57, "IBM 3592 60F (TS1160)"},
+    {0x56, "IBM 3592 55F (TS1155)", Since::mt_st_1_8},
+    {0x57, "IBM 3592 60F (TS1160)", Since::mt_st_1_8},
     {0x58, "LTO-5"},
-    {0x59, "IBM 3592 70F (TS1170)"},
+    {0x59, "IBM 3592 70F (TS1170)", Since::mt_st_1_8},
     {0x5a, "LTO-6"},
     {0x5c, "LTO-7"},
     {0x5d, "LTO-7-M8"},
     {0x5e, "LTO-8"},
-    {0x60, "LTO-9"},
-    {0x62, "LTO-10"},          // past 1.8
-    {0x63, "LTO-10 Premium"},  // past 1.8
+    {0x60, "LTO-9", Since::mt_st_1_8},
+    {0x62, "LTO-10", Since::tapekit},
+    {0x63, "LTO-10 Premium", Since::tapekit},
     {0x71, "IBM 3592 J1A, encrypted"},
     {0x72, "IBM 3592 E05, encrypted"},
     {0x73, "IBM 3592 E06, encrypted"},
     {0x74, "IBM 3592 E07, encrypted"},
     {0x75, "IBM 3592 E08, encrypted"},
-    {0x76, "IBM 3592 55F, encrypted"},
-    {0x77, "IBM 3592 60F, encrypted"},
-    {0x79, "IBM 3592 70F, encrypted"},
+    {0x76, "IBM 3592 55F, encrypted", Since::mt_st_1_8},
+    {0x77, "IBM 3592 60F, encrypted", Since::mt_st_1_8},
+    {0x79, "IBM 3592 70F, encrypted", Since::mt_st_1_8},
     {0x80, "DLT 15GB uncomp. or Ecrix"},
     {0x81, "DLT 15GB compressed"},
     {0x82, "DLT 20GB uncompressed"},
@@ -123,6 +128,34 @@ constexpr std::array<Density, 99> densities{{
     {0x92, "SDLT160 uncompressed"},
     {0x93, "SDLT160 compressed"},
 }};
+
+// 1.7's names for the codes 1.8 renamed.
+constexpr std::array<Density, 10> renamed_since_1_7{{
+    {0x01, "NRZI (800 bpi)"},
+    {0x02, "PE (1600 bpi)"},
+    {0x03, "GCR (6250 bpi)"},
+    {0x06, "PE (3200 bpi)"},
+    {0x09, "GCR (37871 bpi)"},
+    {0x52, "IBM 3592 E05"},
+    {0x53, "IBM 3592 E06"},
+    {0x54, "IBM 3592 E07"},
+    {0x55, "IBM 3592 E08"},
+    {0x93, "SDLT160 comprssed"},
+}};
+
+// The codes `table` names, with its names, in code order.
+std::vector<Density> densities_of(DensityTable table) {
+  std::vector<Density> out;
+  for (Density d : densities) {
+    if (table == DensityTable::mt_st_1_7) {
+      if (d.since != Since::mt_st_1_7) continue;
+      for (const Density& old : renamed_since_1_7)
+        if (old.code == d.code) d.name = old.name;
+    }
+    out.push_back(d);
+  }
+  return out;
+}
 
 constexpr long type_scsi1 = MT_ISSCSI1;
 constexpr long type_scsi2 = MT_ISSCSI2;
@@ -177,23 +210,30 @@ std::string format(const char* fmt, ...) {
   return out;
 }
 
-std::optional<std::string_view> density_name(unsigned code) {
-  for (const auto& d : densities)
+std::optional<DensityTable> density_table_named(std::string_view version) {
+  if (version == "1.8") return DensityTable::mt_st_1_8;
+  if (version == "1.7") return DensityTable::mt_st_1_7;
+  return std::nullopt;
+}
+
+std::optional<std::string_view> density_name(unsigned code, DensityTable table) {
+  for (const Density& d : densities_of(table))
     if (d.code == code) return d.name;
   return std::nullopt;
 }
 
-std::string densities_text() {
+std::string densities_text(DensityTable table) {
+  const std::vector<Density> named = densities_of(table);
   std::string out =
       "Some SCSI tape density codes:\n"
       "code   explanation                   code   explanation\n";
-  const std::size_t half = (densities.size() + 1) / 2;
+  const std::size_t half = (named.size() + 1) / 2;
   for (std::size_t i = 0; i < half; ++i) {
-    const auto& left = densities[i];
+    const auto& left = named[i];
     out += format("0x%02x   %-28.*s", left.code, static_cast<int>(left.name.size()),
                   left.name.data());
-    if (i + half < densities.size()) {
-      const auto& right = densities[i + half];
+    if (i + half < named.size()) {
+      const auto& right = named[i + half];
       out += format("  0x%02x   %.*s", right.code, static_cast<int>(right.name.size()),
                     right.name.data());
     }
@@ -202,7 +242,7 @@ std::string densities_text() {
   return out;
 }
 
-std::string status_text(const tk::MtGet& g) {
+std::string status_text(const tk::MtGet& g, DensityTable table) {
   std::string out;
   const char* type = nullptr;
   if (g.type == type_scsi1)
@@ -231,7 +271,7 @@ std::string status_text(const tk::MtGet& g) {
     else
       out += format("File number=%d, block number=%d.\n", g.fileno, g.blkno);
     unsigned dens = tk::dsreg_density(g.dsreg);
-    auto name = density_name(dens).value_or("no translation");
+    auto name = density_name(dens, table).value_or("no translation");
     out += format("Tape block size %u bytes. Density code 0x%x (%.*s).\n",
                   tk::dsreg_block_size(g.dsreg), dens, static_cast<int>(name.size()), name.data());
     out += format("Soft error count since last status=%lu\n", tk::erreg_soft_errors(g.erreg));
@@ -243,10 +283,11 @@ std::string status_text(const tk::MtGet& g) {
   return out;
 }
 
-std::string status_json(const std::string& device, const tk::MtGet& g, const tk::TapeStatus& s) {
+std::string status_json(const std::string& device, const tk::MtGet& g, const tk::TapeStatus& s,
+                        DensityTable table) {
   auto gstat = static_cast<unsigned long>(g.gstat);
   unsigned dens = tk::dsreg_density(g.dsreg);
-  auto name = density_name(dens);
+  auto name = density_name(dens, table);
   std::string out = "{\"device\":" + json_quote(device);
   out += format(",\"drive_type\":%ld,\"file\":%d,\"block\":%d,\"partition\":%ld", g.type, g.fileno,
                 g.blkno, g.resid);

@@ -64,8 +64,9 @@ fake_server() {
   # O, the version probe and GNU's framing question (A1 twice from a v1
   # server), then sE sT sD sR sf sF sB as a 32-bit rmt-dump sends them at end
   # of data: mt_dsreg 0x93000000 and mt_gstat 0x81010000 (EOF ONLINE
-  # IM_REP_EN) as negative longs, file and block -1; then C.
-  fake_server "A0"$'\n'"A1"$'\n'"A1"$'\n'"A0"$'\n'"A114"$'\n'"A-1828716544"$'\n'"A0"$'\n'"A-2130640896"$'\n'"A-1"$'\n'"A-1"$'\n'"A0"$'\n'
+  # IM_REP_EN) as negative longs, file and block -1; then tapekit's identify
+  # request, which rmt-dump refuses (no compression field is asked); then C.
+  fake_server "A0"$'\n'"A1"$'\n'"A1"$'\n'"A0"$'\n'"A114"$'\n'"A-1828716544"$'\n'"A0"$'\n'"A-2130640896"$'\n'"A-1"$'\n'"A-1"$'\n'"E22"$'\n'"Invalid argument"$'\n'"A0"$'\n'
   run rmt-client localhost:x r status
   assert_equal "$status" 0
   assert_output "type 114 file -1 block -1 size 0 density 147 EOF ONLINE"

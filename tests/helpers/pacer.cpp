@@ -1,9 +1,12 @@
 // pacer: copies stdin to stdout at a limited pace, for tests and benchmarks
 // that need a bursty producer or a slow, stalling consumer (a tape that
 // stops to reposition).
-//   pacer [--chunk N] [--rate BYTES_PER_S] [--burst N --pause MS] [--partial 1]
+//   pacer [--chunk N] [--rate BYTES_PER_S] [--burst N[:M] --pause MS[:MS2]]
+//         [--seed S] [--partial 1]
 // --rate is a top speed, like a drive's: time spent waiting for input is not
-// made up for later. After every --burst bytes it sleeps --pause ms.
+// made up for later. After every --burst bytes it sleeps --pause ms. A range
+// N:M draws each burst (and MS:MS2 each pause) uniformly from it with a
+// generator seeded by --seed (default 1), so that a run can be repeated.
 // --partial 1 passes on what each read returns (at most --chunk) instead of
 // waiting for a full chunk, for a stream of requests that each wait for a
 // reply (an rmt client's); it ends only at the end of input.
@@ -12,6 +15,7 @@
 // pipeline can be laid side by side to see who waited for whom.
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,15 +30,26 @@
 int main(int argc, char** argv) {
   std::size_t chunk = 65536;
   double rate = 0;
-  std::uint64_t burst = 0;
-  long pause_ms = 0;
+  std::uint64_t burst = 0, burst_max = 0;
+  long pause_ms = 0, pause_max = 0;
+  std::uint64_t seed = 1;
   bool partial = false;
+  // "N" or "N:M", each part read by `one`.
+  auto range = [](const std::string& text, auto one, auto& low, auto& high) {
+    auto colon = text.find(':');
+    low = one(text.substr(0, colon));
+    high = colon == std::string::npos ? low : one(text.substr(colon + 1));
+    if (high < low) throw tk::Error(EINVAL, "empty range " + text);
+  };
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string opt = argv[i];
+    auto size = [&](const std::string& t) { return tk::parse_size(t, opt); };
+    auto count = [&](const std::string& t) { return static_cast<long>(tk::parse_count(t, opt, 0)); };
     if (opt == "--chunk") chunk = tk::parse_size(argv[i + 1], opt);
     else if (opt == "--rate") rate = static_cast<double>(tk::parse_size(argv[i + 1], opt));
-    else if (opt == "--burst") burst = tk::parse_size(argv[i + 1], opt);
-    else if (opt == "--pause") pause_ms = static_cast<long>(tk::parse_count(argv[i + 1], opt, 0));
+    else if (opt == "--burst") range(argv[i + 1], size, burst, burst_max);
+    else if (opt == "--pause") range(argv[i + 1], count, pause_ms, pause_max);
+    else if (opt == "--seed") seed = static_cast<std::uint64_t>(tk::parse_count(argv[i + 1], opt, 0));
     else if (opt == "--partial") partial = tk::parse_count(argv[i + 1], opt, 0) != 0;
     else {
       std::fprintf(stderr, "pacer: unknown option %s\n", argv[i]);
@@ -42,6 +57,14 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<std::byte> buf(chunk);
+  std::mt19937_64 random(seed);
+  // Uniform in [low, high], the same on every run with one seed.
+  auto draw = [&random](auto low, auto high) {
+    if (high == low) return low;
+    auto span = static_cast<std::uint64_t>(high - low) + 1;
+    return static_cast<decltype(low)>(static_cast<std::uint64_t>(low) + random() % span);
+  };
+  std::uint64_t this_burst = draw(burst, burst_max);
   using Clock = std::chrono::steady_clock;
   Clock::time_point next = Clock::now();
   std::uint64_t since_pause = 0;
@@ -74,9 +97,10 @@ int main(int argc, char** argv) {
       tk::write_all(1, std::span(buf).first(n), "standard output");
       if (trace_path) trace.push_back({read_start, read_end, now_s(), n});
       since_pause += n;
-      if (burst && since_pause >= burst) {
+      if (burst && since_pause >= this_burst) {
         since_pause = 0;
-        std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+        this_burst = draw(burst, burst_max);
+        std::this_thread::sleep_for(std::chrono::milliseconds(draw(pause_ms, pause_max)));
       }
       if (rate > 0) {
         next = std::max(next, Clock::now()) +

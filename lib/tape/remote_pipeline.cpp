@@ -1,0 +1,181 @@
+// The rmt client's pipeline with tapekit's rmt: agreeing on it, writes sent
+// within a window that grows with the round trip, the records in flight and
+// what becomes of them on a failure or a lost connection, the server's stop
+// and its acknowledgement, and settling before any other request.
+#include "remote_tape.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <poll.h>
+#include <sys/ioctl.h>
+
+#include "remote_internal.hpp"
+
+namespace tk {
+
+using detail::max_window;
+
+void RemoteTape::agree_pipeline(const std::string& action) {
+  if (pipeline_asked_) return;
+  pipeline_asked_ = true;
+  // Only a v1 server may see an "i" request (GNU rmt ends the session on
+  // one); of those, others refuse this op without side effects. I-1 costs
+  // rmt-dump its raw op numbers above 10, which only mt sends, and mt
+  // neither reads nor writes.
+  if (tapekit_.has_value()) {
+    if (!*tapekit_) return;
+  } else {
+    probe_version("pipeline");
+    if (version_ != Version::v1) return;
+  }
+  send(pipeline_request(), "pipeline");
+  take_pipeline_reply(action);
+  // Only tapekit's rmt pipelines, and only it takes streams.
+  if (pipelined_)
+    join_streams(action);
+  else
+    end_joiners(joiners_);
+}
+
+std::string RemoteTape::pipeline_request() {
+  return "i" + std::to_string(rmt::tapekit_pipeline_op) + "\n" +
+         std::to_string(rmt::pipeline_version) + "\n";
+}
+
+void RemoteTape::take_pipeline_reply(const std::string& action) {
+  pipeline_asked_ = true;
+  rmt::Reply r = receive(action);
+  pipelined_ = r.ok && r.value >= 1;
+}
+
+void RemoteTape::acknowledge_stop() {
+  transact("i" + std::to_string(rmt::tapekit_acknowledge_op) + "\n0\n", "acknowledge");
+  server_stopped_ = false;
+}
+
+bool RemoteTape::reply_ready() {
+  Stream& s = receiving();
+  if (s.in->buffered()) return true;
+  pollfd p{s.link.from_child.get(), POLLIN, 0};
+  return retry_eintr(::poll, &p, nfds_t{1}, 0) > 0;
+}
+
+void RemoteTape::write_pipelined(std::span<const std::byte> data) {
+  if (server_stopped_) acknowledge_stop();
+  while (!writes_in_flight_.empty() && reply_ready()) take_write_reply();
+  while (!writes_in_flight_.empty() &&
+         (write_bytes_in_flight_ + data.size() > write_window_ ||
+          writes_in_flight_.size() >= rmt::pipelined_max_requests)) {
+    // The window is full and the oldest reply has not come. If what we
+    // sent has left the pipe too, the round trip, not the link, is what
+    // holds the records back: a larger window carries more. Otherwise the
+    // link is the limit and a larger window would only hold more memory.
+    auto all_sent = [this] {
+      for (const Stream& s : streams_) {
+        int unsent = 0;
+        if (::ioctl(s.link.to_child.get(), FIONREAD, &unsent) != 0 || unsent != 0) return false;
+      }
+      return true;
+    };
+    if (write_window_ < max_window && !reply_ready() && all_sent())
+      write_window_ = std::min(write_window_ * 2, max_window);
+    take_write_reply();
+  }
+  InFlightWrite w;
+  if (!spare_requests_.empty()) {
+    w.request = std::move(spare_requests_.back());
+    spare_requests_.pop_back();
+  }
+  w.request = "W" + std::to_string(data.size()) + "\n";
+  w.header = w.request.size();
+  w.request.append(reinterpret_cast<const char*>(data.data()), data.size());
+  send(w.request, "write");
+  write_bytes_in_flight_ += data.size();
+  writes_in_flight_.push_back(std::move(w));
+}
+
+void RemoteTape::take_write_reply() {
+  rmt::Reply r = receive("write");
+  InFlightWrite& w = writes_in_flight_.front();
+  std::size_t size = w.request.size() - w.header;
+  if (!r.ok || static_cast<std::uint64_t>(r.value) != size) fail_pipelined_writes(r);
+  ++records_on_tape_;
+  write_bytes_in_flight_ -= size;
+  if (spare_requests_.size() < 8) spare_requests_.push_back(std::move(w.request));
+  writes_in_flight_.pop_front();
+}
+
+void RemoteTape::fail_pipelined_writes(const rmt::Reply& failed) {
+  UnwrittenRecords::Records records;
+  auto keep = [&records](const InFlightWrite& w, std::size_t written) {
+    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + written);
+    if (!payload.empty()) records.emplace_back(payload.begin(), payload.end());
+  };
+  const InFlightWrite& first = writes_in_flight_.front();
+  std::size_t size = first.request.size() - first.header;
+  std::size_t written =
+      failed.ok ? static_cast<std::size_t>(std::clamp<std::int64_t>(failed.value, 0,
+                                                                    static_cast<std::int64_t>(size)))
+                : 0;
+  keep(first, written);
+  writes_in_flight_.pop_front();
+  // The server cancels every write after the failed one; a reply that says
+  // otherwise (no server of ours sends it) still means the record is there.
+  for (; !writes_in_flight_.empty(); writes_in_flight_.pop_front()) {
+    rmt::Reply r = receive("write");
+    const InFlightWrite& w = writes_in_flight_.front();
+    if (!r.ok || static_cast<std::uint64_t>(r.value) != w.request.size() - w.header) keep(w, 0);
+  }
+  write_bytes_in_flight_ = 0;
+  server_stopped_ = true;
+  acknowledge_stop();
+  throw UnwrittenRecords(failed.ok ? ENOSPC : failed.errnum, "write " + name(),
+                         std::move(records));
+}
+
+void RemoteTape::settle(const std::string& action) {
+  while (!writes_in_flight_.empty()) take_write_reply();
+  if (reads_in_flight_ > 0) settle_reads(action);
+}
+
+// Pipelined writes were counted as written when sent (write_pipelined).
+// What was sent whole still reaches the server, which answers each request
+// before it sees the end of its input: once the link to it is closed, the
+// answers that come say exactly which of those records are on the tape.
+// A server that does not answer within 30 s, or is gone, leaves the rest
+// unanswered, and they are reported as not written.
+UnwrittenRecords::Records RemoteTape::settle_writes_on_loss() noexcept {
+  UnwrittenRecords::Records records;
+  if (writes_in_flight_.empty()) return records;
+  Stream& s = streams_.front();
+  s.link.to_child = Fd();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  try {
+    while (!writes_in_flight_.empty() && s.link.from_child.valid()) {
+      if (!s.in->buffered()) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd p{s.link.from_child.get(), POLLIN, 0};
+        if (left.count() <= 0 || retry_eintr(::poll, &p, nfds_t{1}, static_cast<int>(left.count())) <= 0)
+          break;
+      }
+      rmt::Reply r = rmt::read_reply(*s.in);
+      const InFlightWrite& w = writes_in_flight_.front();
+      if (!r.ok || static_cast<std::uint64_t>(r.value) != w.request.size() - w.header) break;
+      ++records_on_tape_;
+      writes_in_flight_.pop_front();
+    }
+  } catch (const std::exception&) {
+    // The end of the answers: the link or the server is gone.
+  }
+  for (const InFlightWrite& w : writes_in_flight_) {
+    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header);
+    records.emplace_back(payload.begin(), payload.end());
+  }
+  writes_in_flight_.clear();
+  write_bytes_in_flight_ = 0;
+  return records;
+}
+
+}  // namespace tk

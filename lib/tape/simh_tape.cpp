@@ -13,39 +13,33 @@
 // a writer that stops at the first ENOSPC has stored between 7/8 of the
 // capacity and that plus one record, and one that keeps going stops at the
 // capacity: always between half the capacity and the capacity plus a record.
+//
+// Opening an image and loading the drive's state are in simh_load.cpp,
+// checking an image for `mt verify` in simh_verify.cpp.
 #include "simh_tape.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
-#include <cctype>
 #include <cstring>
 #include <fcntl.h>
 #include <string_view>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <unistd.h>
 #include <vector>
 
 #include "../error.hpp"
 #include "../io.hpp"
 #include "drive_state.hpp"
 #include "image_appender.hpp"
-#include "image_lock.hpp"
 #include "session_recovery.hpp"
 #include "simh_format.hpp"
+#include "simh_internal.hpp"
 
 namespace tk {
 namespace {
 
 using simh::Kind;
 using simh::Object;
-
-std::uint64_t file_size(int fd, const std::string& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
-  return static_cast<std::uint64_t>(st.st_size);
-}
 
 // Where the drive is, as far as a rollback needs to know; offset (the image's
 // size there) is all the appender reads of it.
@@ -918,243 +912,11 @@ class SimhTape final : public Tape {
 
 }  // namespace
 
-std::string simh_state_path(const std::string& image_path) { return image_path + ".state"; }
-
-namespace {
-
-// The directory a tape opened relative to dir_fd keeps for its sidecar files.
-Fd own_directory(int dir_fd, const std::string& path) {
-  if (dir_fd == AT_FDCWD) return Fd();
-  int fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
-  if (fd == -1) throw_errno("open " + path);
-  return Fd(fd);
-}
-
-bool same_file(int a, int b) noexcept {
-  struct stat sa {}, sb {};
-  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
-
-// A file named *.tap that is no SIMH image (a tar file some other rmt wrote
-// under that name, a gzip archive) must not be taken for a damaged tape, nor
-// written over. A file the drive has never seen is an image when its objects
-// chain from the start to a filemark, an end-of-medium marker or the clean
-// end of the file, or when at least its first record is whole (both length
-// words agree: chance alone does that once in 2^32): damage after that is
-// an image's, which reading reports and spacing and writing can mend. Random
-// bytes may well begin with a length word whose record runs past the end
-// (gzip's magic reads as 560 927 bytes): that alone is no image.
-void refuse_foreign_file(int fd, std::uint64_t size, const std::string& path) {
-  simh::ImageReader image(fd, size);
-  Object first = image.next(0);
-  if (first.kind != Kind::invalid) return;
-  unsigned char head[8] = {};
-  ssize_t n = ::pread(fd, head, sizeof head, 0);
-  std::string found;
-  for (ssize_t i = 0; i < n; ++i)
-    found += std::isprint(head[i]) ? static_cast<char>(head[i]) : '.';
-  throw ForeignFile("open " + path,
-                    "not a SIMH tape image: " + first.problem + " at offset " +
-                        std::to_string(first.start) + ", the file begins \"" + found + "\"",
-                    found);
-}
-
-// The state file's trouble, in the words of the image's open: tools print
-// the open's context, and the operator must learn which file to look at.
-DriveState load_state_for(int dir_fd, const std::string& path) {
-  const std::string state_path = simh_state_path(path);
-  try {
-    return load_drive_state(dir_fd, state_path);
-  } catch (const Error& e) {
-    throw DamagedImage("open " + path, "its drive state " + state_path + " is unusable: " + e.what(),
-                       e.errnum());
-  }
-}
-
-struct LoadedState {
-  DriveState state;
-  std::string pending;  // a session left unfinished, for the next writer to complete
-};
-
-// The drive's state for the locked image fd. A session its writer never
-// closed is completed first, by an open that may write the image and only
-// once the image is proven to be the one that session wrote; an open that
-// may not is told, and sees the tape where the session was last saved.
-LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mode_t mode,
-                                 bool may_complete, const OpenOptions::Warn& warn) {
-  const std::string state_path = simh_state_path(path);
-  LoadedState loaded{load_state_for(dir_fd, path), {}};
-  DriveState& state = loaded.state;
-  struct stat st {};
-  if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  auto say = [&](const std::string& text) {
-    if (warn) warn(path + ": " + text);
-  };
-  if (state.writing) {
-    SessionFindings found =
-        examine_interrupted_session(fd, size, static_cast<std::uint64_t>(st.st_ino), state);
-    if (found.ours) {
-      // The repair goes through a descriptor of its own: the caller's may
-      // be read-only, and the lock it holds already covers this one.
-      Fd repair;
-      if (may_complete) {
-        int rw = retry_eintr(
-            [&] { return ::openat(dir_fd, path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW); });
-        if (rw == -1 && errno != EACCES && errno != EROFS && errno != EPERM)
-          throw_syscall_error("open " + path);
-        if (rw != -1) repair = Fd(rw);
-      }
-      if (!repair.valid() || !same_file(repair.get(), fd)) {
-        loaded.pending = describe_pending_session(found);
-        say(loaded.pending);
-        // Saved past what the image now holds (staged records lost with
-        // their writer): the reader is put where the session began.
-        if (state.offset > size) {
-          state.offset = state.session.start;
-          state.file = state.session.file;
-          state.block = state.session.block;
-          state.lba = state.session.lba;
-          state.eof = EofState::none;
-        }
-        return loaded;
-      }
-      complete_interrupted_session(repair.get(), found, state, path);
-      save_drive_state(dir_fd, state_path, state, mode, &st);
-      repair.close("close " + path);
-      say(describe_completed_session(state.recovery));
-      return loaded;
-    }
-    say(found.changed + ", so nothing of it was cut: the image loads at BOT as a cartridge new to "
-                        "the drive");
-    state.writing = false;
-    state.session = WriteSession{};
-    refuse_foreign_file(fd, size, path);
-    state.rewind();
-    return loaded;
-  }
-  // A cartridge new to the drive: no state, or the image changed behind
-  // the drive's back. It loads at BOT, once it is seen to be an image.
-  const bool known = state.offset <= size && state.image_mtime_ns >= 0 &&
-                     state.image_mtime_ns == mtime_ns(st);
-  if (!known) {
-    refuse_foreign_file(fd, size, path);
-    state.rewind();
-  }
-  return loaded;
-}
-
-// Whether an open may replace the image's state file: when it may write
-// the image, or owns it (an owner's read-only image still keeps its
-// position), or is root (who gives the file back to the owner).
-bool may_save_state(int fd, bool file_protected) {
-  if (!file_protected) return true;
-  struct stat st {};
-  if (::fstat(fd, &st) == -1) return false;
-  const uid_t me = ::geteuid();
-  return me == 0 || me == st.st_uid;
-}
-
-}  // namespace
-
-std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
-                                     const OpenOptions& options) {
-  const int dir_fd = options.dir_fd;
-  const int access_mode = flags & O_ACCMODE;
-  const bool want_write = access_mode != O_RDONLY;
-  const bool nonblock = (flags & O_NONBLOCK) != 0;
-  const int nofollow = flags & O_NOFOLLOW;
-  // The drive must be able to save its state before anything is created.
-  check_state_names(path);
-  const bool exists = ::faccessat(dir_fd, path.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-  // An image the user may not write to is a cartridge with its tab set.
-  const bool file_protected = exists && ::faccessat(dir_fd, path.c_str(), W_OK, 0) != 0;
-  if (want_write && file_protected && !nonblock) throw Error(EROFS, "open " + path);
-
-  // O_TRUNC is ignored, as st ignores it (decision 6); a missing image opened
-  // for writing is a blank cartridge.
-  int open_flags = (want_write && !file_protected) ? O_RDWR | O_CREAT : O_RDONLY;
-  // The caller's safety flags stay (rmt's --allow adds O_NOFOLLOW, its
-  // --write-once O_EXCL).
-  open_flags |= nofollow | ((open_flags & O_CREAT) ? (flags & O_EXCL) : 0);
-  Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
-  lock_image(fd.get(), path);
-  const bool may_write = want_write && !file_protected;
-  DriveState state = load_completed_state(dir_fd, path, fd.get(), options.create_mode, may_write,
-                                          options.warn)
-                         .state;
-  if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
-
-  bool writable = may_write;
-  int write_errno = want_write ? EACCES : EBADF;
-  if (want_write && state.write_protect) {
-    if (!nonblock) throw Error(EROFS, "open " + path);
-    writable = false;  // st: an O_NONBLOCK open succeeds; writes get EACCES
-  }
-  const bool saves_state = may_save_state(fd.get(), file_protected);
-  return std::make_unique<SimhTape>(path, own_directory(dir_fd, path), std::move(fd), state,
-                                    access_mode != O_WRONLY, writable, write_errno, file_protected,
-                                    saves_state, options.create_mode);
-}
-
-void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes) {
-  check_state_names(path);
-  Fd fd = open_file(path, O_RDWR | O_CREAT, 0666);
-  lock_image(fd.get(), path);
-  if (file_size(fd.get(), path) != 0) throw Error(EEXIST, "create " + path);
-  DriveState state;
-  state.capacity = capacity_bytes;
-  save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666);
-  fd.close("close " + path);
-}
-
-void set_virtual_tape_protect(const std::string& path, bool on) {
-  Fd fd = open_file(path, O_RDONLY);
-  lock_image(fd.get(), path);
-  // Protection is the drive's, not the image's: whoever may open the image
-  // sets it, and a session left unfinished stays for the next writer.
-  DriveState state = load_completed_state(AT_FDCWD, path, fd.get(), 0666, false, {}).state;
-  state.write_protect = on;
-  struct stat st {};
-  if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
-  save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666, &st);
-  fd.close("close " + path);
-}
-
-std::optional<Recovery> last_recovery(const std::string& path) {
-  DriveState state = load_drive_state(AT_FDCWD, simh_state_path(path));
-  if (!state.recovered) return std::nullopt;
-  return state.recovery;
-}
-
-std::optional<SimhDefect> validate_simh_image(const std::string& path, std::string* pending) {
-  Fd fd = open_file(path, O_RDONLY);
-  // A writer's image may end inside a record still in its buffer: while it
-  // holds the lock, verify gets EBUSY as every other opener does.
-  lock_image(fd.get(), path);
-  try {
-    // Verifying changes nothing: a session left unfinished is reported.
-    LoadedState loaded = load_completed_state(AT_FDCWD, path, fd.get(), 0666, false, {});
-    if (pending != nullptr) *pending = loaded.pending;
-  } catch (const DamagedImage& e) {
-    if (e.errnum() != EMEDIUMTYPE) throw;
-    return SimhDefect{0, e.damage()};
-  }
-  simh::ImageReader image(fd.get(), file_size(fd.get(), path));
-  std::uint64_t pos = 0;
-  std::uint64_t objects = 0;
-  for (;;) {
-    Object o = image.next(pos);
-    if (o.kind == Kind::end_of_data) return std::nullopt;
-    if (o.kind == Kind::invalid) {
-      bool foreign = objects == 0;
-      return SimhDefect{o.start, (foreign ? "not a SIMH tape image: " : "") + o.problem +
-                                     " (object " + std::to_string(objects + 1) + ")"};
-    }
-    pos = o.end;
-    ++objects;
-  }
+std::unique_ptr<Tape> make_simh_tape(const std::string& path, Fd dir, Fd fd, DriveState state,
+                                     bool readable, bool writable, int write_errno,
+                                     bool file_protected, bool saves_state, mode_t create_mode) {
+  return std::make_unique<SimhTape>(path, std::move(dir), std::move(fd), state, readable, writable,
+                                    write_errno, file_protected, saves_state, create_mode);
 }
 
 }  // namespace tk

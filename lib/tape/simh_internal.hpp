@@ -1,0 +1,37 @@
+// What the virtual tape's files (simh_tape.cpp, simh_load.cpp,
+// simh_verify.cpp) share and the library's users need not see.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+
+#include "../io.hpp"
+#include "drive_state.hpp"
+#include "tape.hpp"
+
+namespace tk {
+
+// The size of the open file fd; path names it in errors.
+std::uint64_t file_size(int fd, const std::string& path);
+
+struct LoadedState {
+  DriveState state;
+  std::string pending;  // a session left unfinished, for the next writer to complete
+};
+
+// The drive's state for the locked image fd. A session its writer never
+// closed is completed first, by an open that may write the image and only
+// once the image is proven to be the one that session wrote; an open that
+// may not is told, and sees the tape where the session was last saved.
+LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mode_t mode,
+                                 bool may_complete, const OpenOptions::Warn& warn);
+
+// The drive over the image fd, locked and with its state loaded
+// (simh_tape.cpp); the arguments are its constructor's.
+std::unique_ptr<Tape> make_simh_tape(const std::string& path, Fd dir, Fd fd, DriveState state,
+                                     bool readable, bool writable, int write_errno,
+                                     bool file_protected, bool saves_state, mode_t create_mode);
+
+}  // namespace tk

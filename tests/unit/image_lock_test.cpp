@@ -72,7 +72,8 @@ TEST_F(ImageLockTest, AHolderKilledOutrightLeavesNoLockBehind) {
   if (child == 0) {
     tk::Fd fd = open_image();
     tk::lock_image(fd.get(), image_);
-    (void)::write(ready[1], "x", 1);
+    // The parent's read fails the test if this write did not happen.
+    if (::write(ready[1], "x", 1) != 1) ::_exit(1);
     for (;;) ::pause();
   }
   ::close(ready[1]);

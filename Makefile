@@ -46,6 +46,9 @@ PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev 
              xxhash jq
 # tests/completion.bats sources completion/* through Debian's bash-completion.
 PKGS_TEST += bash-completion
+# tests/health.bats compares mt's drive-health reports with sg_logs,
+# sg_read_attr and sg_inq (sg3-utils), tapeinfo (mtx) and stenc.
+PKGS_TEST += sg3-utils mtx stenc
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time iperf3
 PKGS_FUZZ := clang libclang-rt-14-dev

@@ -74,6 +74,10 @@ Invocation parse_command_line(int argc, char** argv) {
           static_cast<int>(tk::parse_count(value, "--connect-timeout", 0, tk::max_connect_timeout));
       continue;
     }
+    if (long_option(word, "--fail-on", argn, argc, argv, value)) {
+      inv.fail_on = value;
+      continue;
+    }
     if (long_option(word, "--file", argn, argc, argv, value)) {
       inv.device = value;
       have_device = true;

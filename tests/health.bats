@@ -293,3 +293,19 @@ ROWS
     sed -n '/^tapekit extensions:/,$p' <<<"$stderr" | grep -q "^  $word" || fail "-h does not list $word"
   done
 }
+
+@test "health: with no cartridge, TapeAlert still answers and what needs the cartridge says so" {
+  export FAKE_ST_STATE=no-tape
+  fake run -0 "$MT" -f /dev/zero tapealert
+  assert_output "no TapeAlert flag is active"
+  fake run -2 --separate-stderr "$MT" -f /dev/zero cartridge
+  assert_equal "$stderr" "mt: /dev/zero: READ ATTRIBUTE: there is no cartridge in the drive (NOT READY, asc 0x3a ascq 0x00)"
+  # sg_read_attr and sg_logs find the drive not ready too.
+  fake run -2 sg_read_attr /dev/zero
+  assert_output --partial "not ready"
+  fake run -2 sg_logs -p 0x31 /dev/zero
+  assert_output --partial "not ready"
+  fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c '[.tapealert, .capacity, .cartridge]' <<<"$output")" "[[],null,null]"
+  assert_equal "$(jq -r .status.dr_open <<<"$output")" true
+}

@@ -64,6 +64,10 @@ std::vector<std::uint8_t> ScsiDevice::run(const Cdb& cdb, unsigned timeout_ms) c
       if (s->key == 0x5)
         throw ScsiError(EOPNOTSUPP, Refusal::illegal_request, cdb.what,
                         "the drive does not support it (" + detail + ")");
+      // MEDIUM NOT PRESENT: what the cartridge would answer needs one.
+      if (s->key == 0x2 && s->asc == 0x3a)
+        throw ScsiError(ENOMEDIUM, Refusal::no_medium, cdb.what,
+                        "there is no cartridge in the drive (" + detail + ")");
       throw ScsiError(EIO, Refusal::check_condition, cdb.what,
                       "the drive refused it (" + detail + ")");
     }

@@ -16,6 +16,7 @@ enum class Refusal {
   not_scsi,         // the descriptor takes no SG_IO (ENOTTY, EINVAL)
   not_permitted,    // EPERM, EACCES: SG_IO needs CAP_SYS_RAWIO or write access
   illegal_request,  // CHECK CONDITION, ILLEGAL REQUEST: no such page or command
+  no_medium,        // CHECK CONDITION, NOT READY, MEDIUM NOT PRESENT
   check_condition,  // any other CHECK CONDITION
   transport,        // a host, driver or status failure without sense
   system,           // another errno from the ioctl

@@ -53,6 +53,8 @@
  *                      running past the list), spin (a 4-byte status page)
  *   FAKE_ST_SG         none: SG_IO fails with ENOTTY (no SCSI device);
  *                      eperm: with EPERM
+ * With FAKE_ST_STATE=no-tape, READ ATTRIBUTE and LOG SENSE page 0x31 get
+ * CHECK CONDITION, NOT READY, MEDIUM NOT PRESENT; TapeAlert still answers.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -198,6 +200,8 @@ static int check_condition(sg_io_hdr_t *h, unsigned key, unsigned asc, unsigned 
 }
 
 static int illegal_field(sg_io_hdr_t *h) { return check_condition(h, 0x5, 0x24, 0x00); }
+
+static int no_medium(void) { return drive_state()->unready_errno == ENOMEDIUM; }
 
 /* Returns the reply as the allocation length allows, resid counting the rest. */
 static int reply(sg_io_hdr_t *h, const unsigned char *data, size_t len, size_t alloc) {
@@ -388,13 +392,16 @@ static int fake_sg_io(sg_io_hdr_t *h) {
       }
       if (page == 0x2e && !in_list("FAKE_ST_MISSING", "0x2e"))
         return reply(h, d, tapealert_page(d), alloc);
-      if (page == 0x31 && !in_list("FAKE_ST_MISSING", "0x31"))
+      if (page == 0x31 && !in_list("FAKE_ST_MISSING", "0x31")) {
+        if (no_medium()) return check_condition(h, 0x2, 0x3a, 0x00);
         return reply(h, d, capacity_page(d), alloc);
+      }
       return illegal_field(h);
     }
     case 0x8c: { /* READ ATTRIBUTE */
       if (h->cmd_len < 16 || (cdb[1] & 0x1f) != 0x00 || in_list("FAKE_ST_MISSING", "attr"))
         return illegal_field(h);
+      if (no_medium()) return check_condition(h, 0x2, 0x3a, 0x00);
       size_t alloc = ((size_t)cdb[10] << 24) | ((size_t)cdb[11] << 16) | ((size_t)cdb[12] << 8) | cdb[13];
       return reply(h, d, attribute_list(cdb, d, sizeof d), alloc);
     }

@@ -188,7 +188,7 @@ load count: 7"
   assert_output "encryption: not supported"
 }
 
-@test "health: --json health names the drive sg_inq names and holds every section and the status" {
+@test "health: --json health names the drive sg_inq and tapeinfo name and holds every section and the status" {
   local inq
   inq=$(fake sg_inq /dev/zero)
   FAKE_ST_ALERTS=20 FAKE_ST_ENCRYPTION=on fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
@@ -196,6 +196,12 @@ load count: 7"
   assert_equal "$(jq -r .drive.vendor <<<"$output")" "$(sed -n 's/^ Vendor identification: *//p' <<<"$inq" | sed 's/ *$//')"
   assert_equal "$(jq -r .drive.product <<<"$output")" "$(sed -n 's/^ Product identification: *//p' <<<"$inq" | sed 's/ *$//')"
   assert_equal "$(jq -r .drive.revision <<<"$output")" "$(sed -n 's/^ Product revision level: *//p' <<<"$inq")"
+  # tapeinfo quotes the same fields untrimmed.
+  local info
+  info=$(fake tapeinfo -f /dev/zero)
+  assert_equal "$(jq -r .drive.vendor <<<"$output")" "$(sed -n "s/^Vendor ID: '\(.*\)'$/\1/p" <<<"$info" | sed 's/ *$//')"
+  assert_equal "$(jq -r .drive.product <<<"$output")" "$(sed -n "s/^Product ID: '\(.*\)'$/\1/p" <<<"$info" | sed 's/ *$//')"
+  assert_equal "$(jq -r .drive.revision <<<"$output")" "$(sed -n "s/^Revision: '\(.*\)'$/\1/p" <<<"$info")"
   assert_equal "$(jq -c .tapealert <<<"$output")" '[{"number":20,"name":"Cleaning required","severity":"Critical"}]'
   assert_equal "$(jq -c .capacity <<<"$output")" '[{"partition":0,"remaining_mib":5000000,"maximum_mib":11444224}]'
   assert_equal "$(jq -r .cartridge.barcode <<<"$output")" ABC123L8

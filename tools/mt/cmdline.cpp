@@ -3,7 +3,7 @@
 // second character ("-fxyz DEV" is -f, "-f/dev/x" takes the next word). This
 // file reproduces that scan by hand, because a getopt-style parser (cxxopts)
 // would accept and reject different command lines. The long options tapekit
-// adds (--json, --rsh-command, --rmt-command, --connect-timeout,
+// adds (--json, --fail-on, --rsh-command, --rmt-command, --connect-timeout,
 // --plain-remote, --file, --help) are words mt-st answers with its short
 // usage, so recognising them breaks no mt-st command line.
 #include "cmdline.hpp"

@@ -46,6 +46,9 @@ PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev 
              xxhash jq
 # tests/completion.bats sources completion/* through Debian's bash-completion.
 PKGS_TEST += bash-completion
+# tests/health.bats compares mt's drive-health reports with sg_logs,
+# sg_read_attr and sg_inq (sg3-utils), tapeinfo (mtx) and stenc.
+PKGS_TEST += sg3-utils mtx stenc
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time iperf3
 PKGS_FUZZ := clang libclang-rt-14-dev
@@ -176,17 +179,19 @@ fuzz: $(FUZZ_BINS)
 	    $$f.corpus tests/fuzz/corpus/$$n 2>$$f.log || { tail -40 $$f.log; exit 1; }; \
 	  grep -E 'stat::number_of_executed_units' $$f.log | sed "s|^|$$n: |"; done
 # The parsers' sources; lib/digest.cpp would need OpenSSL and libxxhash linked.
-FUZZ_LIB_SRCS := $(filter-out lib/digest.cpp,$(wildcard lib/*.cpp lib/rmt/*.cpp)) lib/tape/tape_status.cpp
+FUZZ_LIB_SRCS := $(filter-out lib/digest.cpp,$(wildcard lib/*.cpp lib/rmt/*.cpp)) lib/tape/tape_status.cpp \
+                 lib/scsi/cdb.cpp lib/scsi/pages.cpp
+FUZZ_LIB_HDRS := $(wildcard lib/*.hpp lib/rmt/*.hpp lib/scsi/*.hpp) lib/tape/tape_status.hpp
 # One object per source, so that make -j compiles them side by side (in one
 # clang++ command they took 18 s on one core); fuzzer-no-link instruments
 # them for coverage without libFuzzer's main().
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.cpp=$(BUILD)/fuzz/obj/%.o)
 # Kept: made by a pattern rule for a pattern rule, make would delete them.
 .SECONDARY: $(FUZZ_LIB_OBJS)
-$(BUILD)/fuzz/obj/%.o: %.cpp $(wildcard lib/*.hpp lib/rmt/*.hpp lib/tape/tape_status.hpp) | deps-fuzz
+$(BUILD)/fuzz/obj/%.o: %.cpp $(FUZZ_LIB_HDRS) | deps-fuzz
 	@mkdir -p $(@D)
 	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
-$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(FUZZ_LIB_OBJS) $(wildcard lib/*.hpp lib/rmt/*.hpp lib/tape/tape_status.hpp) | deps-fuzz
+$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(FUZZ_LIB_OBJS) $(FUZZ_LIB_HDRS) | deps-fuzz
 	@mkdir -p $(@D)
 	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_OBJS) -pthread
 deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))

@@ -109,9 +109,11 @@ vt-protect"
     sed 's/^commands://' | tr -d ' .' | tr ',' '\n' | sed '/^$/d' >listed
   assert_equal "$(wc -l <listed)" 46
   complete mt '' >offered
-  # verify and the vt- commands are tapekit's.
-  assert_equal "$(grep -vx -e verify -e 'vt-.*' offered)" "$(cat listed)"
-  assert_equal "$(grep -cx -e verify -e vt-create -e vt-protect offered)" 3
+  # verify, the vt- commands and the drive-health commands are tapekit's.
+  local ours=(-e verify -e 'vt-.*' -e tapealert -e capacity -e cartridge -e encryption -e health)
+  assert_equal "$(grep -vx "${ours[@]}" offered)" "$(cat listed)"
+  assert_equal "$(grep -cx -e verify -e vt-create -e vt-protect -e tapealert -e capacity \
+    -e cartridge -e encryption -e health offered)" 8
   # Debian's mt-st completion (stshowopt is the name stshowoptions had).
   local word
   for word in weof wset eof fsf fsfm bsf bsfm fsr bsr fss bss rewind offline rewoffl eject \
@@ -187,4 +189,18 @@ setpart"
   assert_output "in.dat"
   run complete reblock -B -s 256k -o o
   assert_output "out.tap"
+}
+
+@test "completion: mt completes the drive-health commands and --fail-on's severities" {
+  run complete mt -f /dev/nst0 tapea
+  assert_output "tapealert"
+  run complete mt -f /dev/nst0 tapealert --fail-on cr
+  assert_output "critical"
+  run complete mt -f /dev/nst0 tapealert --f
+  assert_output "--fail-on"
+  run complete mt --fail-on=w
+  assert_output "warning"
+  run complete mt -f /dev/nst0 ca
+  assert_output "capacity
+cartridge"
 }

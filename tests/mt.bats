@@ -831,10 +831,10 @@ EOF
   assert_output '{"device":"/dev/zero","block":77}'
 }
 
-@test "mt: --json with a command other than status or tell exits 1" {
+@test "mt: --json with a command other than status, tell or health exits 1" {
   run --separate-stderr "$MT" --json -f /dev/null rewind
   assert_equal "$status" 1
-  assert_equal "$stderr" "mt: --json applies to status and tell only"
+  assert_equal "$stderr" "mt: --json applies to status, tell and health only"
 }
 
 # --- virtual tapes (*.tap) ---------------------------------------------------

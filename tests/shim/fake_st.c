@@ -27,6 +27,34 @@
  *                   WHAT is an MTIOCTOP op number, "op" (every MTIOCTOP),
  *                   "get" (MTIOCGET) or "pos" (MTIOCPOS)
  *   FAKE_ST_SYSFS   directory that replaces /sys/class/scsi_tape in open()
+ *
+ * SG_IO: the fake drive is an LTO drive that answers SCSI commands, its
+ * pages laid out from SPC-4 and SSC-4 (not from tapekit's parsers):
+ * INQUIRY (standard data, VPD pages 0x00 and 0x80), LOG SENSE pages 0x00,
+ * 0x2E (TapeAlert) and 0x31 (Tape Capacity), READ ATTRIBUTE (attribute
+ * values) and SECURITY PROTOCOL IN 0x20 pages 0x0020 and 0x0021; anything
+ * else gets CHECK CONDITION, ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE.
+ * SG_GET_VERSION_NUM says sg 3.5.36. "SG_IO 0xOP" lines go to FAKE_ST_LOG.
+ *   FAKE_ST_ALERTS     active TapeAlert flags, "3,20" (default: none)
+ *   FAKE_ST_CAPACITY   "REMAINING:MAXIMUM" MiB of partition 0, then
+ *                      ",REMAINING:MAXIMUM" of partition 1 if partitioned
+ *                      (default 5000000:11444224)
+ *   FAKE_ST_MAM        the cartridge memory, "ID=VALUE;ID=VALUE" with ID in
+ *                      hex (0x0806=CLN001L8); the format and size of each
+ *                      are SPC-4's for that ID; "none": no attributes
+ *                      (default: a full LTO-8 set, see default_mam)
+ *   FAKE_ST_ENCRYPTION on (encrypt, decrypt, algorithm 1, key instance 5),
+ *                      off (the default) or none (no encryption: ILLEGAL
+ *                      REQUEST)
+ *   FAKE_ST_MISSING    what the drive lacks (ILLEGAL REQUEST, INVALID FIELD
+ *                      IN CDB): any of 0x2e, 0x31, attr, spin, comma-separated
+ *   FAKE_ST_MALFORMED  what the drive gets wrong: 0x2e (page length past the
+ *                      data), 0x31 (a 2-byte capacity), attr (an attribute
+ *                      running past the list), spin (a 4-byte status page)
+ *   FAKE_ST_SG         none: SG_IO fails with ENOTTY (no SCSI device);
+ *                      eperm: with EPERM
+ * With FAKE_ST_STATE=no-tape, READ ATTRIBUTE and LOG SENSE page 0x31 get
+ * CHECK CONDITION, NOT READY, MEDIUM NOT PRESENT; TapeAlert still answers.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -36,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <scsi/sg.h>
 #include <sys/ioctl.h>
 #include <sys/mtio.h>
 #include <sys/stat.h>
@@ -131,6 +160,266 @@ static int wanted_failure(const char *what, int op) {
   return 0;
 }
 
+
+/* ---- SG_IO: the LTO drive's SCSI answers ---- */
+
+static int in_list(const char *env, const char *word) {
+  const char *v = getenv(env);
+  if (!v) return 0;
+  size_t n = strlen(word);
+  for (const char *p = v; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && strncmp(p, word, n) == 0) return 1;
+    if (!end) break;
+    p = end + 1;
+  }
+  return 0;
+}
+
+static void put16(unsigned char *p, unsigned v) { p[0] = (unsigned char)(v >> 8); p[1] = (unsigned char)v; }
+static void put32(unsigned char *p, unsigned long v) { put16(p, (unsigned)(v >> 16) & 0xffff); put16(p + 2, (unsigned)v & 0xffff); }
+static void put64(unsigned char *p, unsigned long long v) { put32(p, (unsigned long)(v >> 32)); put32(p + 4, (unsigned long)(v & 0xffffffffUL)); }
+
+/* Fixed-format sense data (SPC-4 4.5.3) and the CHECK CONDITION status. */
+static int check_condition(sg_io_hdr_t *h, unsigned key, unsigned asc, unsigned ascq) {
+  unsigned char sense[18] = {0};
+  sense[0] = 0x70;
+  sense[2] = (unsigned char)key;
+  sense[7] = 10;
+  sense[12] = (unsigned char)asc;
+  sense[13] = (unsigned char)ascq;
+  size_t n = h->mx_sb_len < sizeof sense ? h->mx_sb_len : sizeof sense;
+  if (h->sbp && n) memcpy(h->sbp, sense, n);
+  h->sb_len_wr = (unsigned char)n;
+  h->status = 0x02;
+  h->masked_status = 0x01;
+  h->driver_status = 0x08; /* DRIVER_SENSE */
+  h->resid = (int)h->dxfer_len;
+  return 0;
+}
+
+static int illegal_field(sg_io_hdr_t *h) { return check_condition(h, 0x5, 0x24, 0x00); }
+
+static int no_medium(void) { return drive_state()->unready_errno == ENOMEDIUM; }
+
+/* Returns the reply as the allocation length allows, resid counting the rest. */
+static int reply(sg_io_hdr_t *h, const unsigned char *data, size_t len, size_t alloc) {
+  size_t n = len < alloc ? len : alloc;
+  if (n > h->dxfer_len) n = h->dxfer_len;
+  if (h->dxferp && n) memcpy(h->dxferp, data, n);
+  h->resid = (int)(h->dxfer_len - n);
+  return 0;
+}
+
+static size_t inquiry_data(const unsigned char *cdb, unsigned char *d, int *bad) {
+  memset(d, 0, 96);
+  if (cdb[1] & 1) { /* EVPD */
+    d[0] = 0x01;
+    d[1] = cdb[2];
+    if (cdb[2] == 0x00) { d[3] = 2; d[4] = 0x00; d[5] = 0x80; return 6; }
+    if (cdb[2] == 0x80) { d[3] = 10; memcpy(d + 4, "1068000123", 10); return 14; }
+    *bad = 1;
+    return 0;
+  }
+  d[0] = 0x01; /* sequential-access device */
+  d[1] = 0x80; /* removable medium */
+  d[2] = 0x06; /* SPC-4 */
+  d[3] = 0x02;
+  d[4] = 91;
+  memcpy(d + 8, "IBM     ", 8);
+  memcpy(d + 16, "ULT3580-TD8     ", 16);
+  memcpy(d + 32, "Q3F4", 4);
+  return 96;
+}
+
+static size_t tapealert_page(unsigned char *d) {
+  d[0] = 0x2e;
+  d[1] = 0;
+  unsigned char *p = d + 4;
+  char buf[16];
+  for (unsigned flag = 1; flag <= 64; ++flag, p += 5) {
+    put16(p, flag);
+    p[2] = 0x03; /* FORMAT AND LINKING 11b: binary format list */
+    p[3] = 1;
+    snprintf(buf, sizeof buf, "%u", flag);
+    p[4] = (unsigned char)in_list("FAKE_ST_ALERTS", buf);
+  }
+  put16(d + 2, 64 * 5);
+  if (in_list("FAKE_ST_MALFORMED", "0x2e")) put16(d + 2, 64 * 5 + 40);
+  return 4 + 64 * 5;
+}
+
+static size_t capacity_page(unsigned char *d) {
+  const char *spec = getenv("FAKE_ST_CAPACITY");
+  unsigned long v[4] = {5000000, 0, 11444224, 0};
+  int parts = 1;
+  if (spec && *spec) {
+    unsigned long r0 = 0, m0 = 0, r1 = 0, m1 = 0;
+    int n = sscanf(spec, "%lu:%lu,%lu:%lu", &r0, &m0, &r1, &m1);
+    v[0] = r0; v[2] = m0;
+    if (n == 4) { v[1] = r1; v[3] = m1; parts = 2; }
+  }
+  d[0] = 0x31;
+  d[1] = 0;
+  unsigned char *p = d + 4;
+  for (unsigned code = 1; code <= 4; ++code) {
+    if (parts == 1 && (code == 2 || code == 4)) continue;
+    int shortened = code == 1 && in_list("FAKE_ST_MALFORMED", "0x31");
+    put16(p, code);
+    p[2] = 0x00;
+    p[3] = shortened ? 2 : 4;
+    if (shortened) put16(p + 4, (unsigned)v[code - 1] & 0xffff);
+    else put32(p + 4, v[code - 1]);
+    p += 4 + p[3];
+  }
+  put16(d + 2, (unsigned)(p - d - 4));
+  return (size_t)(p - d);
+}
+
+/* SPC-4 7.4.2: each attribute's format and size. */
+struct mam_kind { unsigned id; int ascii; unsigned size; };
+static const struct mam_kind mam_kinds[] = {
+    {0x0003, 0, 8}, {0x0220, 0, 8}, {0x0221, 0, 8}, {0x0400, 1, 8}, {0x0401, 1, 32},
+    {0x0405, 0, 1}, {0x0406, 1, 8}, {0x0408, 0, 1}, {0x0806, 1, 32},
+};
+static const char default_mam[] =
+    "0x0003=42;0x0220=1500000;0x0221=2500000;0x0400=FUJIFILM;0x0401=CQ1234567890;"
+    "0x0405=0x5e;0x0406=20230115;0x0408=0x00;0x0806=ABC123L8";
+
+static size_t attribute_list(const unsigned char *cdb, unsigned char *d, size_t room) {
+  const char *spec = getenv("FAKE_ST_MAM");
+  if (!spec) spec = default_mam;
+  if (strcmp(spec, "none") == 0) spec = "";
+  unsigned first = ((unsigned)cdb[8] << 8) | cdb[9];
+  char buf[2048];
+  snprintf(buf, sizeof buf, "%s", spec);
+  unsigned char *p = d + 4;
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq) continue;
+    *eq = '\0';
+    unsigned id = (unsigned)strtoul(item, NULL, 16);
+    const char *value = eq + 1;
+    const struct mam_kind *k = NULL;
+    for (size_t i = 0; i < sizeof mam_kinds / sizeof mam_kinds[0]; ++i)
+      if (mam_kinds[i].id == id) k = &mam_kinds[i];
+    if (!k || id < first || (size_t)(p - d) + 5 + k->size > room) continue;
+    put16(p, id);
+    p[2] = (unsigned char)(0x80 | (k->ascii ? 1 : 0));
+    put16(p + 3, k->size);
+    if (k->ascii) {
+      memset(p + 5, ' ', k->size);
+      size_t n = strlen(value);
+      memcpy(p + 5, value, n < k->size ? n : k->size);
+    } else {
+      unsigned long long v = strtoull(value, NULL, 0);
+      if (k->size == 1) p[5] = (unsigned char)v;
+      else put64(p + 5, v);
+    }
+    p += 5 + k->size;
+  }
+  unsigned long avail = (unsigned long)(p - d - 4);
+  if (in_list("FAKE_ST_MALFORMED", "attr") && avail >= 5) {
+    /* The last attribute claims more bytes than the list holds. */
+    unsigned char *q = d + 4, *last = q;
+    while (q < p) { last = q; q += 5 + (((unsigned)q[3] << 8) | q[4]); }
+    put16(last + 3, (((unsigned)last[3] << 8) | last[4]) + 16);
+  }
+  put32(d, avail);
+  return (size_t)(p - d);
+}
+
+static size_t encryption_page(unsigned specific, unsigned char *d, int *bad) {
+  const char *mode = getenv("FAKE_ST_ENCRYPTION");
+  int on = mode && strcmp(mode, "on") == 0;
+  memset(d, 0, 64);
+  if (specific == 0x0020) { /* Data Encryption Status, SSC-4 8.5.2.4 */
+    put16(d, 0x0020);
+    put16(d + 2, 20);
+    d[4] = 0x42;          /* I_T nexus scope: all I_T nexuses; key scope: public */
+    d[5] = on ? 2 : 0;    /* encryption mode: encrypt / disable */
+    d[6] = on ? 2 : 0;    /* decryption mode: decrypt / disable */
+    d[7] = on ? 1 : 0;    /* algorithm index */
+    put32(d + 8, on ? 5 : 0); /* key instance counter */
+    if (in_list("FAKE_ST_MALFORMED", "spin")) put16(d + 2, 4);
+    return 24;
+  }
+  if (specific == 0x0021) { /* Next Block Encryption Status, SSC-4 8.5.2.5 */
+    put16(d, 0x0021);
+    put16(d + 2, 12);
+    d[12] = 0x02;         /* not a logical block yet (at BOT): unable to tell */
+    return 16;
+  }
+  *bad = 1;
+  return 0;
+}
+
+static int fake_sg_io(sg_io_hdr_t *h) {
+  const char *sg = getenv("FAKE_ST_SG");
+  if (sg && strcmp(sg, "none") == 0) { errno = ENOTTY; return -1; }
+  if (sg && strcmp(sg, "eperm") == 0) { errno = EPERM; return -1; }
+  if (!h || h->interface_id != 'S' || !h->cmdp || h->cmd_len < 6) { errno = EINVAL; return -1; }
+  const unsigned char *cdb = h->cmdp;
+  log_line("SG_IO 0x%02x\n", cdb[0]);
+  h->status = h->masked_status = h->host_status = h->driver_status = 0;
+  h->sb_len_wr = 0;
+  h->resid = 0;
+  static unsigned char d[8192];
+  memset(d, 0, sizeof d);
+  int bad = 0;
+  size_t len;
+  switch (cdb[0]) {
+    case 0x12: /* INQUIRY */
+      len = inquiry_data(cdb, d, &bad);
+      if (bad) return illegal_field(h);
+      return reply(h, d, len, ((size_t)cdb[3] << 8) | cdb[4]);
+    case 0x03: /* REQUEST SENSE: no sense */
+      d[0] = 0x70;
+      d[7] = 10;
+      return reply(h, d, 18, cdb[4]);
+    case 0x4d: { /* LOG SENSE */
+      unsigned page = cdb[2] & 0x3f;
+      size_t alloc = ((size_t)cdb[7] << 8) | cdb[8];
+      if (page == 0x00) {
+        unsigned char *p = d + 4;
+        *p++ = 0x00;
+        if (!in_list("FAKE_ST_MISSING", "0x2e")) *p++ = 0x2e;
+        if (!in_list("FAKE_ST_MISSING", "0x31")) *p++ = 0x31;
+        put16(d + 2, (unsigned)(p - d - 4));
+        return reply(h, d, (size_t)(p - d), alloc);
+      }
+      if (page == 0x2e && !in_list("FAKE_ST_MISSING", "0x2e"))
+        return reply(h, d, tapealert_page(d), alloc);
+      if (page == 0x31 && !in_list("FAKE_ST_MISSING", "0x31")) {
+        if (no_medium()) return check_condition(h, 0x2, 0x3a, 0x00);
+        return reply(h, d, capacity_page(d), alloc);
+      }
+      return illegal_field(h);
+    }
+    case 0x8c: { /* READ ATTRIBUTE */
+      if (h->cmd_len < 16 || (cdb[1] & 0x1f) != 0x00 || in_list("FAKE_ST_MISSING", "attr"))
+        return illegal_field(h);
+      if (no_medium()) return check_condition(h, 0x2, 0x3a, 0x00);
+      size_t alloc = ((size_t)cdb[10] << 24) | ((size_t)cdb[11] << 16) | ((size_t)cdb[12] << 8) | cdb[13];
+      return reply(h, d, attribute_list(cdb, d, sizeof d), alloc);
+    }
+    case 0xa2: { /* SECURITY PROTOCOL IN */
+      const char *mode = getenv("FAKE_ST_ENCRYPTION");
+      if (h->cmd_len < 12 || cdb[1] != 0x20 || in_list("FAKE_ST_MISSING", "spin") ||
+          (mode && strcmp(mode, "none") == 0))
+        return illegal_field(h);
+      size_t alloc = ((size_t)cdb[6] << 24) | ((size_t)cdb[7] << 16) | ((size_t)cdb[8] << 8) | cdb[9];
+      len = encryption_page(((unsigned)cdb[2] << 8) | cdb[3], d, &bad);
+      if (bad) return illegal_field(h);
+      return reply(h, d, len, alloc);
+    }
+    default:
+      return check_condition(h, 0x5, 0x20, 0x00);
+  }
+}
+
 int ioctl(int fd, unsigned long request, ...) {
   va_list ap;
   va_start(ap, request);
@@ -142,6 +431,21 @@ int ioctl(int fd, unsigned long request, ...) {
 
   int err;
   const struct drive_state *state = drive_state();
+  if (request == SG_IO) return fake_sg_io(arg);
+  if (request == SG_GET_VERSION_NUM) {
+    *(int *)arg = 30536;
+    return 0;
+  }
+  if (request == SG_SET_TIMEOUT) return 0;
+  if (request == 0x5382) { /* SCSI_IOCTL_GET_IDLUN: host 0, channel 0, id 0, lun 0 */
+    memset(arg, 0, 2 * sizeof(int));
+    return 0;
+  }
+  if (request == SG_GET_SCSI_ID) {
+    memset(arg, 0, sizeof(struct sg_scsi_id));
+    ((struct sg_scsi_id *)arg)->scsi_type = 0x01;
+    return 0;
+  }
   if (request == MTIOCTOP) {
     const struct mtop *op = arg;
     log_line("MTIOCTOP op=%d count=0x%x\n", op->mt_op, (unsigned)op->mt_count);

@@ -3,7 +3,7 @@
 // second character ("-fxyz DEV" is -f, "-f/dev/x" takes the next word). This
 // file reproduces that scan by hand, because a getopt-style parser (cxxopts)
 // would accept and reject different command lines. The long options tapekit
-// adds (--json, --rsh-command, --rmt-command, --connect-timeout,
+// adds (--json, --fail-on, --rsh-command, --rmt-command, --connect-timeout,
 // --plain-remote, --file, --help) are words mt-st answers with its short
 // usage, so recognising them breaks no mt-st command line.
 #include "cmdline.hpp"
@@ -72,6 +72,10 @@ Invocation parse_command_line(int argc, char** argv) {
     if (long_option(word, "--connect-timeout", argn, argc, argv, value)) {
       inv.open_options.connect_timeout =
           static_cast<int>(tk::parse_count(value, "--connect-timeout", 0, tk::max_connect_timeout));
+      continue;
+    }
+    if (long_option(word, "--fail-on", argn, argc, argv, value)) {
+      inv.fail_on = value;
       continue;
     }
     if (long_option(word, "--file", argn, argc, argv, value)) {

@@ -1,6 +1,7 @@
 // mt's command line, scanned by mt-st 1.7's rules (not getopt's).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct Invocation {
   std::string command;
   std::vector<std::string> args;
   bool json = false;
+  std::optional<std::string> fail_on;  // --fail-on, for tapealert
   tk::OpenOptions open_options;
 };
 

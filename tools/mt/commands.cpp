@@ -341,6 +341,11 @@ constexpr std::array commands{
     Command{"vt-create", tk::MtOp::nop, vt_handler<vt_create>, 0, Access::none, 1, no_tests, true},
     Command{"vt-protect", tk::MtOp::nop, vt_handler<vt_protect>, 0, Access::none, 1, no_tests, true},
     Command{"verify", tk::MtOp::nop, vt_handler<verify_image>, 0, Access::none, 0, no_tests, true},
+    Command{"tapealert", tk::MtOp::nop, vt_handler<health_tapealert>, 0, Access::none, 2, no_tests, true},
+    Command{"capacity", tk::MtOp::nop, vt_handler<health_capacity>, 0, Access::none, 0, no_tests, true},
+    Command{"cartridge", tk::MtOp::nop, vt_handler<health_cartridge>, 0, Access::none, 0, no_tests, true},
+    Command{"encryption", tk::MtOp::nop, vt_handler<health_encryption>, 0, Access::none, 0, no_tests, true},
+    Command{"health", tk::MtOp::nop, vt_handler<health_report>, 0, Access::none, 0, no_tests, true},
 };
 
 // mt-st's lookup: the first entry the word is a prefix of; if the word is not
@@ -407,7 +412,15 @@ std::string help_text() {
          "  vt-create capacity   make a blank virtual tape (*.tap); capacity 0: unlimited\n"
          "  vt-protect 1|0       set or clear a virtual tape's write protection\n"
          "  verify               check a virtual tape's structure, report the first damage\n"
-         "  --json               status and tell as one JSON object\n"
+         "  tapealert [--fail-on critical|warning]\n"
+         "                       active TapeAlert flags: number, name, severity (exit 1\n"
+         "                       with --fail-on when a flag that severe or worse is active)\n"
+         "  capacity             remaining and maximum capacity of each partition, in MiB\n"
+         "  cartridge            the cartridge memory: barcode, serial, load count, ...\n"
+         "  encryption           the drive's data encryption status\n"
+         "  health               the drive (INQUIRY), then all four (--json: one object,\n"
+         "                       with status); local st drives only, through SG_IO\n"
+         "  --json               status, tell and health as one JSON object\n"
          "  -f [user@]host:path  a remote drive, through the rmt protocol\n"
          "  --rsh-command=cmd    remote shell for host:path (default $RSH, else ssh)\n"
          "  --rmt-command=cmd    rmt on the remote host (default $RMT, else /etc/rmt)\n"
@@ -422,11 +435,15 @@ int run_command(const Invocation& inv) {
   if (c.max_args != many_args && c.max_args < static_cast<int>(inv.args.size()))
     throw tk::ExactExit(static_cast<int>(Exit::usage),
                         "mt: too many arguments for the command '" + std::string(c.name) + "'.\n");
-  if (inv.json && c.handler != do_status && c.handler != do_tell)
-    throw tk::ExactExit(static_cast<int>(Exit::usage), "mt: --json applies to status and tell only\n");
+  if (inv.json && c.handler != do_status && c.handler != do_tell &&
+      c.handler != vt_handler<health_report>)
+    throw tk::ExactExit(static_cast<int>(Exit::usage),
+                        "mt: --json applies to status, tell and health only\n");
+  if (inv.fail_on && c.handler != vt_handler<health_tapealert>)
+    throw tk::ExactExit(static_cast<int>(Exit::usage), "mt: --fail-on applies to tapealert only\n");
 
   Session s{inv, nullptr, {}, {}};
-  if (c.handler == do_status || c.handler == do_densities)
+  if (c.handler == do_status || c.handler == do_densities || c.handler == vt_handler<health_report>)
     s.density_table = density_table_from_environment();
   if (c.access != Access::none) {
     int flags = c.access == Access::read ? O_RDONLY : O_RDWR;

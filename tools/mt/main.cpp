@@ -14,6 +14,9 @@
 //  - names [user@]host:path reach a remote drive through rmt, with
 //    --rsh-command and --rmt-command (words mt-st rejects as usage errors);
 //  - --json status prints one JSON object;
+//  - drive health on local st drives, through SG_IO on the st node:
+//    tapealert [--fail-on critical|warning], capacity, cartridge, encryption
+//    and health (--json: one object), matched only when typed in full;
 //  - virtual tapes (*.tap): vt-create, vt-protect and verify, which match only
 //    when typed in full, so every abbreviation mt-st accepts means the same;
 //  - -h lists these extensions after mt-st's usage, --help prints the same on

@@ -56,4 +56,11 @@ int vt_create(Session& s, const Args& args);
 int vt_protect(Session& s, const Args& args);
 int verify_image(Session& s, const Args& args);
 
+// tapekit's drive-health commands (health.cpp), local st drives only.
+int health_tapealert(Session& s, const Args& args);
+int health_capacity(Session& s, const Args& args);
+int health_cartridge(Session& s, const Args& args);
+int health_encryption(Session& s, const Args& args);
+int health_report(Session& s, const Args& args);
+
 }  // namespace tk::mt

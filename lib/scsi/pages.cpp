@@ -1,0 +1,367 @@
+// Parsers for INQUIRY data, log pages 0x00, 0x2E and 0x31, READ ATTRIBUTE
+// replies, the Data Encryption Status page and sense data. Layouts: SPC-4
+// 6.6.2, 7.3.2, 7.4, 4.5; SSC-4 8.2.3, 8.2.4, 8.5.2.4 and Annex A.
+#include "pages.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+
+namespace tk::scsi {
+namespace {
+
+std::uint32_t be(Bytes data, std::size_t at, std::size_t width) {
+  std::uint32_t value = 0;
+  for (std::size_t i = 0; i < width; ++i) value = (value << 8) | data[at + i];
+  return value;
+}
+
+std::uint64_t be64(const std::vector<std::uint8_t>& data) {
+  std::uint64_t value = 0;
+  for (auto b : data) value = (value << 8) | b;
+  return value;
+}
+
+std::string hex(unsigned value, int digits) {
+  static constexpr char xdigits[] = "0123456789abcdef";
+  std::string out = "0x";
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += xdigits[(value >> shift) & 0xfU];
+  return out;
+}
+
+// Trims the trailing spaces and NULs SPC pads ASCII fields with.
+std::string trimmed(Bytes field) {
+  std::string out(field.begin(), field.end());
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\0')) out.pop_back();
+  return out;
+}
+
+struct Table {
+  std::string_view name;
+  Severity severity;
+};
+
+constexpr Severity I = Severity::information;
+constexpr Severity W = Severity::warning;
+constexpr Severity C = Severity::critical;
+
+// SSC-4 Annex A, Table A.2: flag names and types. 40-46 were the loader
+// flags of the first TapeAlert specification, obsolete since SSC-3.
+constexpr std::array<Table, 64> tapealert_table{{
+    {"Read warning", W},
+    {"Write warning", W},
+    {"Hard error", W},
+    {"Media", C},
+    {"Read failure", C},
+    {"Write failure", C},
+    {"Media life", W},
+    {"Not data grade", W},
+    {"Write protect", C},
+    {"No removal", I},
+    {"Cleaning media", I},
+    {"Unsupported format", I},
+    {"Recoverable mechanical cartridge failure", C},
+    {"Unrecoverable mechanical cartridge failure", C},
+    {"Memory chip in cartridge failure", W},
+    {"Forced eject", C},
+    {"Read only format", W},
+    {"Tape directory corrupted on load", W},
+    {"Nearing media life", I},
+    {"Cleaning required", C},
+    {"Cleaning requested", W},
+    {"Expired cleaning media", C},
+    {"Invalid cleaning tape", C},
+    {"Retension requested", W},
+    {"Dual port interface error", W},
+    {"Cooling fan failing", W},
+    {"Power supply failure", W},
+    {"Power consumption", W},
+    {"Drive maintenance", W},
+    {"Hardware A", C},
+    {"Hardware B", C},
+    {"Interface", W},
+    {"Eject media", C},
+    {"Microcode update fail", W},
+    {"Drive humidity", W},
+    {"Drive temperature", W},
+    {"Drive voltage", W},
+    {"Predictive failure", C},
+    {"Diagnostics required", W},
+    {"Obsolete", I},
+    {"Obsolete", I},
+    {"Obsolete", I},
+    {"Obsolete", I},
+    {"Obsolete", I},
+    {"Obsolete", I},
+    {"Obsolete", I},
+    {"External data encryption control - communications failure", W},
+    {"External data encryption control - key manager returned error", W},
+    {"Diminished native capacity", I},
+    {"Lost statistics", W},
+    {"Tape directory invalid at unload", W},
+    {"Tape system area write failure", C},
+    {"Tape system area read failure", C},
+    {"No start of data", C},
+    {"Loading failure", C},
+    {"Unrecoverable unload failure", C},
+    {"Automation interface failure", C},
+    {"Firmware failure", W},
+    {"WORM medium - integrity check failed", W},
+    {"WORM medium - overwrite attempted", W},
+    {"Encryption policy violation", W},
+    {"Reserved", I},
+    {"Reserved", I},
+    {"Reserved", I},
+}};
+
+struct LogParameter {
+  std::uint16_t code = 0;
+  Bytes value;
+  std::size_t offset = 0;
+};
+
+// The parameters of a log page (SPC-4 7.3.2), checked against the page's
+// own length and the bytes returned.
+std::vector<LogParameter> log_parameters(Bytes data, std::uint8_t page, const std::string& name) {
+  if (data.size() < 4)
+    throw PageError(name, data.size(), "page header needs 4 bytes, the drive returned " +
+                                           std::to_string(data.size()));
+  if ((data[0] & 0x3fU) != page)
+    throw PageError(name, 0, "page code is " + hex(data[0] & 0x3fU, 2));
+  std::size_t end = 4 + be(data, 2, 2);
+  if (end > data.size())
+    throw PageError(name, 2, "page length " + std::to_string(end - 4) + " runs past the " +
+                                 std::to_string(data.size()) + " bytes returned");
+  std::vector<LogParameter> out;
+  for (std::size_t at = 4; at < end;) {
+    if (end - at < 4) throw PageError(name, at, "parameter header cut short by the page end");
+    std::size_t length = data[at + 3];
+    if (at + 4 + length > end)
+      throw PageError(name, at, "parameter " + hex(be(data, at, 2), 4) + " of length " +
+                                    std::to_string(length) + " runs past the page end");
+    out.push_back({static_cast<std::uint16_t>(be(data, at, 2)), data.subspan(at + 4, length), at});
+    at += 4 + length;
+  }
+  return out;
+}
+
+}  // namespace
+
+PageError::PageError(std::string page, std::size_t offset, const std::string& problem)
+    : Error(EBADMSG, page), offset_(offset),
+      text_(page + ", byte " + std::to_string(offset) + ": " + problem) {}
+
+Inquiry parse_inquiry(Bytes data) {
+  if (data.size() < 36)
+    throw PageError("INQUIRY", data.size(), "standard data needs 36 bytes, the drive returned " +
+                                                std::to_string(data.size()));
+  Inquiry out;
+  out.device_type = data[0] & 0x1fU;
+  out.vendor = trimmed(data.subspan(8, 8));
+  out.product = trimmed(data.subspan(16, 16));
+  out.revision = trimmed(data.subspan(32, 4));
+  return out;
+}
+
+std::vector<std::uint8_t> parse_supported_log_pages(Bytes data) {
+  const std::string name = "LOG SENSE page 0x00";
+  if (data.size() < 4)
+    throw PageError(name, data.size(), "page header needs 4 bytes, the drive returned " +
+                                           std::to_string(data.size()));
+  if ((data[0] & 0x3fU) != 0) throw PageError(name, 0, "page code is " + hex(data[0] & 0x3fU, 2));
+  std::size_t end = 4 + be(data, 2, 2);
+  if (end > data.size())
+    throw PageError(name, 2, "page length " + std::to_string(end - 4) + " runs past the " +
+                                 std::to_string(data.size()) + " bytes returned");
+  std::vector<std::uint8_t> out;
+  for (std::size_t at = 4; at < end; ++at) out.push_back(data[at] & 0x3fU);
+  return out;
+}
+
+std::string_view severity_name(Severity severity) {
+  switch (severity) {
+    case Severity::information: return "Information";
+    case Severity::warning: return "Warning";
+    case Severity::critical: return "Critical";
+  }
+  return "Information";
+}
+
+TapeAlertFlag tapealert_flag(int number) {
+  if (number < 1 || number > 64) return {number, "Unknown", Severity::information};
+  const Table& t = tapealert_table[static_cast<std::size_t>(number - 1)];
+  return {number, t.name, t.severity};
+}
+
+std::vector<TapeAlertFlag> parse_tapealert_page(Bytes data) {
+  const std::string name = "LOG SENSE page 0x2e";
+  std::array<bool, 65> seen{};
+  std::vector<TapeAlertFlag> out;
+  for (const auto& p : log_parameters(data, tapealert_page, name)) {
+    if (p.code < 1 || p.code > 64)
+      throw PageError(name, p.offset, "parameter code " + hex(p.code, 4) + " is no TapeAlert flag");
+    if (seen[p.code]) throw PageError(name, p.offset, "flag " + std::to_string(p.code) + " repeated");
+    seen[p.code] = true;
+    if (p.value.empty())
+      throw PageError(name, p.offset, "flag " + std::to_string(p.code) + " has no value byte");
+    if (p.value[0] & 1U) out.push_back(tapealert_flag(p.code));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const TapeAlertFlag& a, const TapeAlertFlag& b) { return a.number < b.number; });
+  return out;
+}
+
+std::vector<PartitionCapacity> parse_tape_capacity_page(Bytes data) {
+  const std::string name = "LOG SENSE page 0x31";
+  std::array<std::optional<std::uint32_t>, 5> values{};
+  std::array<std::size_t, 5> offsets{};
+  for (const auto& p : log_parameters(data, tape_capacity_page, name)) {
+    // Codes 1-4 are SSC's; others are vendor-specific and not ours to read.
+    if (p.code < 1 || p.code > 4) continue;
+    if (p.value.size() != 4)
+      throw PageError(name, p.offset, "parameter " + hex(p.code, 4) + " has length " +
+                                          std::to_string(p.value.size()) + ", not 4");
+    if (values[p.code]) throw PageError(name, p.offset, "parameter " + hex(p.code, 4) + " repeated");
+    values[p.code] = be(p.value, 0, 4);
+    offsets[p.code] = p.offset;
+  }
+  std::vector<PartitionCapacity> out;
+  for (int partition = 0; partition < 2; ++partition) {
+    auto remaining = static_cast<std::size_t>(1 + partition);  // 1 main, 2 alternate
+    auto maximum = static_cast<std::size_t>(3 + partition);    // 3 main, 4 alternate
+    if (!values[remaining] && !values[maximum]) continue;
+    if (values[remaining] && values[maximum] && *values[remaining] > *values[maximum])
+      throw PageError(name, offsets[remaining],
+                      "remaining capacity " + std::to_string(*values[remaining]) +
+                          " MiB exceeds the maximum " + std::to_string(*values[maximum]) + " MiB");
+    out.push_back({partition, values[remaining], values[maximum]});
+  }
+  return out;
+}
+
+std::vector<Attribute> parse_attributes(Bytes data) {
+  const std::string name = "READ ATTRIBUTE";
+  if (data.size() < 4)
+    throw PageError(name, data.size(), "header needs 4 bytes, the drive returned " +
+                                           std::to_string(data.size()));
+  std::size_t end = 4 + static_cast<std::size_t>(be(data, 0, 4));
+  if (end > data.size())
+    throw PageError(name, 0, "available data " + std::to_string(end - 4) + " runs past the " +
+                                 std::to_string(data.size()) + " bytes returned");
+  std::vector<Attribute> out;
+  for (std::size_t at = 4; at < end;) {
+    if (end - at < 5) throw PageError(name, at, "attribute header cut short by the data end");
+    std::size_t length = be(data, at + 3, 2);
+    if (at + 5 + length > end)
+      throw PageError(name, at, "attribute " + hex(be(data, at, 2), 4) + " of length " +
+                                    std::to_string(length) + " runs past the data end");
+    Attribute a;
+    a.id = static_cast<std::uint16_t>(be(data, at, 2));
+    a.read_only = (data[at + 2] & 0x80U) != 0;
+    a.format = static_cast<AttributeFormat>(data[at + 2] & 3U);
+    auto value = data.subspan(at + 5, length);
+    a.value.assign(value.begin(), value.end());
+    a.offset = at;
+    out.push_back(std::move(a));
+    at += 5 + length;
+  }
+  return out;
+}
+
+Cartridge cartridge_from(const std::vector<Attribute>& attributes) {
+  const std::string name = "READ ATTRIBUTE";
+  auto binary = [&](const Attribute& a, std::size_t size) {
+    if (a.format != AttributeFormat::binary || a.value.size() != size)
+      throw PageError(name, a.offset, "attribute " + hex(a.id, 4) + " is not " +
+                                          std::to_string(size) + " binary bytes");
+    return be64(a.value);
+  };
+  auto ascii = [&](const Attribute& a) {
+    if (a.format != AttributeFormat::ascii)
+      throw PageError(name, a.offset, "attribute " + hex(a.id, 4) + " is not ASCII");
+    for (std::size_t i = 0; i < a.value.size(); ++i)
+      if (a.value[i] != 0 && (a.value[i] < 0x20 || a.value[i] > 0x7e))
+        throw PageError(name, a.offset + 5 + i,
+                        "attribute " + hex(a.id, 4) + " holds a byte that is not ASCII");
+    return trimmed(Bytes(a.value.data(), a.value.size()));
+  };
+  Cartridge c;
+  for (const auto& a : attributes) {
+    switch (a.id) {
+      case mam::barcode: c.barcode = ascii(a); break;
+      case mam::serial_number: c.serial_number = ascii(a); break;
+      case mam::manufacturer: c.manufacturer = ascii(a); break;
+      case mam::manufacture_date: c.manufacture_date = ascii(a); break;
+      case mam::medium_type: c.medium_type = static_cast<unsigned>(binary(a, 1)); break;
+      case mam::density_code: c.density_code = static_cast<unsigned>(binary(a, 1)); break;
+      case mam::load_count: c.load_count = binary(a, 8); break;
+      case mam::mib_written_in_life: c.mib_written = binary(a, 8); break;
+      case mam::mib_read_in_life: c.mib_read = binary(a, 8); break;
+      default: break;
+    }
+  }
+  return c;
+}
+
+EncryptionStatus parse_encryption_status(Bytes data) {
+  const std::string name = "SECURITY PROTOCOL IN protocol 0x20 page 0x0020";
+  if (data.size() < 4)
+    throw PageError(name, data.size(), "page header needs 4 bytes, the drive returned " +
+                                           std::to_string(data.size()));
+  if (be(data, 0, 2) != data_encryption_status_page)
+    throw PageError(name, 0, "page code is " + hex(be(data, 0, 2), 4));
+  std::size_t end = 4 + be(data, 2, 2);
+  if (end > data.size())
+    throw PageError(name, 2, "page length " + std::to_string(end - 4) + " runs past the " +
+                                 std::to_string(data.size()) + " bytes returned");
+  if (end < 12)
+    throw PageError(name, 2, "page length " + std::to_string(end - 4) +
+                                 " leaves out the key instance counter (8 needed)");
+  EncryptionStatus s;
+  s.encryption_mode = data[5];
+  s.decryption_mode = data[6];
+  s.algorithm_index = data[7];
+  s.key_instance_counter = be(data, 8, 4);
+  return s;
+}
+
+std::string_view encryption_mode_name(unsigned mode) {
+  switch (mode) {
+    case 0: return "disable";
+    case 1: return "external";
+    case 2: return "encrypt";
+    default: return "reserved";
+  }
+}
+
+std::string_view decryption_mode_name(unsigned mode) {
+  switch (mode) {
+    case 0: return "disable";
+    case 1: return "raw";
+    case 2: return "decrypt";
+    case 3: return "mixed";
+    default: return "reserved";
+  }
+}
+
+std::optional<Sense> parse_sense(Bytes data) {
+  if (data.empty()) return std::nullopt;
+  unsigned code = data[0] & 0x7fU;
+  if ((code == 0x70 || code == 0x71) && data.size() >= 14)
+    return Sense{data[2] & 0x0fU, data[12], data[13]};
+  if ((code == 0x72 || code == 0x73) && data.size() >= 4)
+    return Sense{data[1] & 0x0fU, data[2], data[3]};
+  if ((code == 0x70 || code == 0x71) && data.size() >= 3) return Sense{data[2] & 0x0fU, 0, 0};
+  return std::nullopt;
+}
+
+std::string_view sense_key_name(unsigned key) {
+  static constexpr std::array<std::string_view, 16> names{
+      "NO SENSE",        "RECOVERED ERROR", "NOT READY",      "MEDIUM ERROR",
+      "HARDWARE ERROR",  "ILLEGAL REQUEST", "UNIT ATTENTION", "DATA PROTECT",
+      "BLANK CHECK",     "VENDOR SPECIFIC", "COPY ABORTED",   "ABORTED COMMAND",
+      "RESERVED",        "VOLUME OVERFLOW", "MISCOMPARE",     "COMPLETED"};
+  return names[key & 0x0fU];
+}
+
+}  // namespace tk::scsi

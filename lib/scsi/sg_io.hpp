@@ -1,0 +1,52 @@
+// One SCSI command through ioctl(SG_IO) on a descriptor the caller owns: the
+// st node itself (/dev/nst0), so no /dev/sg mapping is needed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../error.hpp"
+#include "cdb.hpp"
+
+namespace tk::scsi {
+
+// Why a command got no data back.
+enum class Refusal {
+  not_scsi,         // the descriptor takes no SG_IO (ENOTTY, EINVAL)
+  not_permitted,    // EPERM, EACCES: SG_IO needs CAP_SYS_RAWIO or write access
+  illegal_request,  // CHECK CONDITION, ILLEGAL REQUEST: no such page or command
+  no_medium,        // CHECK CONDITION, NOT READY, MEDIUM NOT PRESENT
+  check_condition,  // any other CHECK CONDITION
+  transport,        // a host, driver or status failure without sense
+  system,           // another errno from the ioctl
+};
+
+// what() reads "COMMAND: REASON", e.g. "LOG SENSE page 0x2e: the drive does
+// not support it (ILLEGAL REQUEST, asc 0x24 ascq 0x00)".
+class ScsiError : public tk::Error {
+ public:
+  ScsiError(int errnum, Refusal refusal, const std::string& command, const std::string& reason);
+  const char* what() const noexcept override { return text_.c_str(); }
+  Refusal refusal() const noexcept { return refusal_; }
+
+ private:
+  Refusal refusal_;
+  std::string text_;
+};
+
+class ScsiDevice {
+ public:
+  // Takes no ownership of fd; name is for messages.
+  ScsiDevice(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+
+  // Sends cdb (data in, cdb.allocation_length bytes) and returns the bytes
+  // the drive sent. Throws ScsiError.
+  std::vector<std::uint8_t> run(const Cdb& cdb, unsigned timeout_ms = 60000) const;
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
+}  // namespace tk::scsi

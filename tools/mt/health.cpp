@@ -1,0 +1,323 @@
+// mt's drive-health commands: tapealert, capacity, cartridge, encryption and
+// --json health, read with SCSI commands (lib/scsi) through SG_IO on the st
+// node itself. Only a local st drive can answer for now; a virtual tape, a
+// remote drive or a plain file gets one line saying so (exit 2).
+#include "session.hpp"
+
+#include <fcntl.h>
+#include <iostream>
+#include <optional>
+#include <string_view>
+#include <sys/stat.h>
+
+#include "../../lib/scsi/pages.hpp"
+#include "../../lib/scsi/sg_io.hpp"
+#include "../../lib/tape/st_tape.hpp"
+
+namespace tk::mt {
+namespace {
+
+namespace scsi = tk::scsi;
+
+// Why name cannot report drive health, or empty for a local st drive.
+std::string health_refusal(const Invocation& inv) {
+  const std::string& name = inv.device;
+  if (tk::opens_remote(name, inv.open_options))
+    return name + " is a remote drive, which cannot report drive health yet";
+  constexpr std::string_view suffix = ".tap";
+  if (name.size() > suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix)
+    return name + " is a virtual tape, which cannot report drive health yet";
+  struct stat st {};
+  // A name that is not there is left to the open, for mt's perror line.
+  if (::stat(name.c_str(), &st) != 0 || S_ISCHR(st.st_mode)) return {};
+  return name + " is a plain file, not a tape drive: it cannot report drive health";
+}
+
+// Opens the drive as status does (O_NONBLOCK: no tape needed), or leaves
+// the reason in s.diagnostics and returns the exit status.
+int open_drive(Session& s) {
+  std::string refusal = health_refusal(s.inv);
+  if (!refusal.empty()) {
+    s.diagnostics += "mt: " + refusal + "\n";
+    return static_cast<int>(Exit::device);
+  }
+  try {
+    s.tape = tk::open_tape(s.inv.device, O_RDONLY | O_NONBLOCK, s.inv.open_options);
+  } catch (const tk::Error& e) {
+    s.diagnostics += perror_text(s.inv.device, e.errnum());
+    return static_cast<int>(Exit::usage);
+  }
+  if (dynamic_cast<tk::StTape*>(s.tape.get()) == nullptr) {
+    s.diagnostics += "mt: " + s.inv.device + " is not a local st drive, which cannot report drive health yet\n";
+    return static_cast<int>(Exit::device);
+  }
+  return 0;
+}
+
+scsi::ScsiDevice drive(const Session& s) { return {s.tape->poll_fd(), s.inv.device}; }
+
+scsi::Inquiry read_inquiry(const Session& s) {
+  return scsi::parse_inquiry(drive(s).run(scsi::inquiry()));
+}
+
+std::string inquiry_text(const scsi::Inquiry& i) {
+  return "drive: " + i.vendor + " " + i.product + " " + i.revision + "\n";
+}
+
+std::string inquiry_json(const scsi::Inquiry& i) {
+  return "{\"vendor\":" + json_quote(i.vendor) + ",\"product\":" + json_quote(i.product) +
+         ",\"revision\":" + json_quote(i.revision) + "}";
+}
+
+std::vector<scsi::TapeAlertFlag> read_tapealert(const Session& s) {
+  auto page = drive(s).run(scsi::log_sense(scsi::tapealert_page));
+  return scsi::parse_tapealert_page(page);
+}
+
+std::vector<scsi::PartitionCapacity> read_capacity(const Session& s) {
+  auto page = drive(s).run(scsi::log_sense(scsi::tape_capacity_page));
+  return scsi::parse_tape_capacity_page(page);
+}
+
+scsi::Cartridge read_cartridge(const Session& s) {
+  auto reply = drive(s).run(scsi::read_attribute());
+  return scsi::cartridge_from(scsi::parse_attributes(reply));
+}
+
+// nullopt: the drive has no encryption (ILLEGAL REQUEST).
+std::optional<scsi::EncryptionStatus> read_encryption(const Session& s) {
+  try {
+    auto page = drive(s).run(scsi::security_protocol_in(scsi::tape_encryption_protocol,
+                                                        scsi::data_encryption_status_page));
+    return scsi::parse_encryption_status(page);
+  } catch (const scsi::ScsiError& e) {
+    if (e.refusal() == scsi::Refusal::illegal_request) return std::nullopt;
+    throw;
+  }
+}
+
+// Runs fn; a SCSI refusal or a malformed page becomes one line on stderr
+// (s.diagnostics) and exit 2.
+template <class Fn>
+int answer(Session& s, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const tk::Error& e) {
+    s.diagnostics += "mt: " + s.inv.device + ": " + e.what() + "\n";
+    return static_cast<int>(Exit::device);
+  }
+}
+
+std::string percent_used(const scsi::PartitionCapacity& p) {
+  if (!p.remaining_mib || !p.maximum_mib || *p.maximum_mib == 0) return {};
+  double used = 100.0 * static_cast<double>(*p.maximum_mib - *p.remaining_mib) /
+                static_cast<double>(*p.maximum_mib);
+  return format(" (%.1f%% used)", used);
+}
+
+std::string tapealert_text(const std::vector<scsi::TapeAlertFlag>& flags) {
+  if (flags.empty()) return "no TapeAlert flag is active\n";
+  std::string out;
+  for (const auto& f : flags)
+    out += format("TapeAlert %d: %.*s (%.*s)\n", f.number, static_cast<int>(f.name.size()),
+                  f.name.data(), static_cast<int>(scsi::severity_name(f.severity).size()),
+                  scsi::severity_name(f.severity).data());
+  return out;
+}
+
+std::string capacity_text(const std::vector<scsi::PartitionCapacity>& parts) {
+  if (parts.empty()) return "the drive reports no capacity\n";
+  std::string out;
+  for (const auto& p : parts) {
+    out += format("partition %d:", p.partition);
+    if (p.remaining_mib) out += format(" %u MiB remaining", *p.remaining_mib);
+    if (p.maximum_mib) out += format("%s %u MiB maximum", p.remaining_mib ? " of" : "", *p.maximum_mib);
+    out += percent_used(p) + "\n";
+  }
+  return out;
+}
+
+std::string cartridge_text(const scsi::Cartridge& c) {
+  std::string out;
+  auto text = [&](const char* label, const std::optional<std::string>& v) {
+    if (v) out += std::string(label) + ": " + *v + "\n";
+  };
+  auto number = [&](const char* label, const auto& v) {
+    if (v) out += std::string(label) + ": " + std::to_string(*v) + "\n";
+  };
+  text("barcode", c.barcode);
+  text("medium serial number", c.serial_number);
+  text("medium manufacturer", c.manufacturer);
+  text("manufacture date", c.manufacture_date);
+  if (c.medium_type) out += format("medium type: 0x%02x\n", *c.medium_type);
+  if (c.density_code) out += format("density code: 0x%02x\n", *c.density_code);
+  number("load count", c.load_count);
+  number("MiB written in medium life", c.mib_written);
+  number("MiB read in medium life", c.mib_read);
+  if (out.empty()) out = "the cartridge memory holds none of these attributes\n";
+  return out;
+}
+
+std::string encryption_text(const std::optional<scsi::EncryptionStatus>& e) {
+  if (!e) return "encryption: not supported\n";
+  auto mode = [](std::string_view name, unsigned code) {
+    return std::string(name) + " (" + std::to_string(code) + ")";
+  };
+  return "encryption mode: " + mode(scsi::encryption_mode_name(e->encryption_mode), e->encryption_mode) +
+         "\ndecryption mode: " + mode(scsi::decryption_mode_name(e->decryption_mode), e->decryption_mode) +
+         format("\nalgorithm index: %u\nkey instance counter: %u\n", e->algorithm_index,
+                e->key_instance_counter);
+}
+
+std::string tapealert_json(const std::vector<scsi::TapeAlertFlag>& flags) {
+  std::string out = "[";
+  for (const auto& f : flags)
+    out += std::string(out.size() > 1 ? "," : "") + format("{\"number\":%d,\"name\":", f.number) +
+           json_quote(f.name) + ",\"severity\":" + json_quote(scsi::severity_name(f.severity)) + "}";
+  return out + "]";
+}
+
+std::string optional_json(const auto& v) {
+  return v ? std::to_string(*v) : std::string("null");
+}
+
+std::string capacity_json(const std::vector<scsi::PartitionCapacity>& parts) {
+  std::string out = "[";
+  for (const auto& p : parts)
+    out += std::string(out.size() > 1 ? "," : "") + format("{\"partition\":%d", p.partition) +
+           ",\"remaining_mib\":" + optional_json(p.remaining_mib) +
+           ",\"maximum_mib\":" + optional_json(p.maximum_mib) + "}";
+  return out + "]";
+}
+
+std::string cartridge_json(const scsi::Cartridge& c) {
+  std::string out;
+  auto field = [&](const char* key, const std::string& value) {
+    out += std::string(out.empty() ? "" : ",") + "\"" + key + "\":" + value;
+  };
+  if (c.barcode) field("barcode", json_quote(*c.barcode));
+  if (c.serial_number) field("medium_serial_number", json_quote(*c.serial_number));
+  if (c.manufacturer) field("medium_manufacturer", json_quote(*c.manufacturer));
+  if (c.manufacture_date) field("manufacture_date", json_quote(*c.manufacture_date));
+  if (c.medium_type) field("medium_type", std::to_string(*c.medium_type));
+  if (c.density_code) field("density_code", std::to_string(*c.density_code));
+  if (c.load_count) field("load_count", std::to_string(*c.load_count));
+  if (c.mib_written) field("mib_written", std::to_string(*c.mib_written));
+  if (c.mib_read) field("mib_read", std::to_string(*c.mib_read));
+  return "{" + out + "}";
+}
+
+std::string encryption_json(const scsi::EncryptionStatus& e) {
+  return "{\"encryption_mode\":" + json_quote(scsi::encryption_mode_name(e.encryption_mode)) +
+         ",\"decryption_mode\":" + json_quote(scsi::decryption_mode_name(e.decryption_mode)) +
+         format(",\"algorithm_index\":%u,\"key_instance_counter\":%u}", e.algorithm_index,
+                e.key_instance_counter);
+}
+
+// --fail-on's severity: the least severe flag that makes tapealert exit 1.
+std::optional<scsi::Severity> fail_on_severity(Session& s, const Args& args, int& status) {
+  std::optional<std::string> word = s.inv.fail_on;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--fail-on" && i + 1 < args.size()) {
+      word = args[++i];
+    } else if (args[i].rfind("--fail-on=", 0) == 0) {
+      word = args[i].substr(10);
+    } else {
+      s.diagnostics += "mt: tapealert: unexpected argument '" + args[i] +
+                       "' (tapealert takes --fail-on critical|warning)\n";
+      status = static_cast<int>(Exit::usage);
+      return std::nullopt;
+    }
+  }
+  if (!word) return std::nullopt;
+  if (*word == "critical") return scsi::Severity::critical;
+  if (*word == "warning") return scsi::Severity::warning;
+  s.diagnostics += "mt: --fail-on " + *word + ": not critical or warning\n";
+  status = static_cast<int>(Exit::usage);
+  return std::nullopt;
+}
+
+}  // namespace
+
+int health_tapealert(Session& s, const Args& args) {
+  int status = 0;
+  auto fail_on = fail_on_severity(s, args, status);
+  if (status != 0) return status;
+  if (int r = open_drive(s)) return r;
+  return answer(s, [&] {
+    auto flags = read_tapealert(s);
+    std::cout << tapealert_text(flags);
+    for (const auto& f : flags)
+      if (fail_on && static_cast<int>(f.severity) >= static_cast<int>(*fail_on)) return 1;
+    return 0;
+  });
+}
+
+int health_capacity(Session& s, const Args&) {
+  if (int r = open_drive(s)) return r;
+  return answer(s, [&] {
+    std::cout << capacity_text(read_capacity(s));
+    return 0;
+  });
+}
+
+int health_cartridge(Session& s, const Args&) {
+  if (int r = open_drive(s)) return r;
+  return answer(s, [&] {
+    std::cout << cartridge_text(read_cartridge(s));
+    return 0;
+  });
+}
+
+int health_encryption(Session& s, const Args&) {
+  if (int r = open_drive(s)) return r;
+  return answer(s, [&] {
+    std::cout << encryption_text(read_encryption(s));
+    return 0;
+  });
+}
+
+// Every section that answers; each that cannot is null in JSON (or left
+// out of the text) and gets its one line on stderr. Exit 0 when the drive's
+// status answered, whatever the other sections did.
+int health_report(Session& s, const Args&) {
+  if (int r = open_drive(s)) return r;
+  auto section = [&](auto&& read, auto&& show) -> std::string {
+    try {
+      return show(read());
+    } catch (const tk::Error& e) {
+      std::cerr << "mt: " << s.inv.device << ": " << e.what() << "\n";
+      return {};
+    }
+  };
+  tk::StatusReport report;
+  if (int e = attempt(s, [&] { report = s.tape->status_report(); })) {
+    s.diagnostics += perror_text(s.inv.device, e);
+    return static_cast<int>(Exit::device);
+  }
+  if (!s.inv.json) {
+    std::cout << section([&] { return read_inquiry(s); }, inquiry_text)
+              << section([&] { return read_tapealert(s); }, tapealert_text)
+              << section([&] { return read_capacity(s); }, capacity_text)
+              << section([&] { return read_cartridge(s); }, cartridge_text)
+              << section([&] { return read_encryption(s); }, encryption_text);
+    return 0;
+  }
+  auto or_null = [](std::string json) { return json.empty() ? std::string("null") : json; };
+  std::string status = status_json(s.inv.device, report.mtget, report.status, s.density_table);
+  while (!status.empty() && status.back() == '\n') status.pop_back();
+  std::cout << "{\"device\":" << json_quote(s.inv.device)
+            << ",\"drive\":" << or_null(section([&] { return read_inquiry(s); }, inquiry_json))
+            << ",\"tapealert\":" << or_null(section([&] { return read_tapealert(s); }, tapealert_json))
+            << ",\"capacity\":" << or_null(section([&] { return read_capacity(s); }, capacity_json))
+            << ",\"cartridge\":" << or_null(section([&] { return read_cartridge(s); }, cartridge_json))
+            << ",\"encryption\":"
+            << or_null(section([&] { return read_encryption(s); },
+                               [](const std::optional<scsi::EncryptionStatus>& e) {
+                                 return e ? encryption_json(*e) : std::string();
+                               }))
+            << ",\"status\":" << status << "}\n";
+  return 0;
+}
+
+}  // namespace tk::mt

@@ -30,7 +30,12 @@ std::string health_refusal(const Invocation& inv) {
   struct stat st {};
   // A name that is not there is left to the open, for mt's perror line.
   if (::stat(name.c_str(), &st) != 0 || S_ISCHR(st.st_mode)) return {};
-  return name + " is a plain file, not a tape drive: it cannot report drive health";
+  const char* kind = S_ISREG(st.st_mode)   ? "a plain file"
+                     : S_ISBLK(st.st_mode) ? "a block device"
+                     : S_ISDIR(st.st_mode) ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                            : "a socket";
+  return name + " is " + kind + ", not a tape drive: it cannot report drive health";
 }
 
 // Opens the drive as status does (O_NONBLOCK: no tape needed), or leaves

@@ -85,14 +85,6 @@ void Digest::update(std::span<const std::byte> data) {
   if (!ok) throw Error(EINVAL, std::string("update ") + digest_name(kind_) + " digest");
 }
 
-Digest Digest::copy() const {
-  Digest twin(kind_);
-  bool ok = kind_ == DigestKind::xxh128 ? (XXH3_copyState(twin.state_->xxh, state_->xxh), true)
-                                        : EVP_MD_CTX_copy_ex(twin.state_->evp, state_->evp) == 1;
-  if (!ok) throw Error(ENOMEM, std::string("copy ") + digest_name(kind_) + " state");
-  return twin;
-}
-
 std::string Digest::hex() const {
   if (kind_ == DigestKind::xxh128) {
     // The canonical (big-endian) form is what xxhsum prints.

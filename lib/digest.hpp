@@ -38,8 +38,6 @@ class Digest {
   std::string hex() const;
   // Starts again from nothing.
   void reset();
-  // A second digest in the same state, to go on from or to return to.
-  Digest copy() const;
 
  private:
   struct State;

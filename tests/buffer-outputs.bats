@@ -367,7 +367,7 @@ EOF_SCRIPT
   jq -e '.event == "summary" and (has("tape_file") | not)' <<<"${stderr_lines[-1]}" >/dev/null || fail "$stderr"
 }
 
-@test "buffer: --hash of large blocks (hashed beside their write) matches sha256sum, md5sum and xxhsum, and each volume's when a full medium cuts a block" {
+@test "buffer: --hash of 256 KiB blocks matches sha256sum, md5sum and xxhsum, and each volume's when a full medium cuts a block" {
   cd "$BATS_TEST_TMPDIR"
   local kind sum
   for kind in sha256 md5 xxh128; do
@@ -376,9 +376,8 @@ EOF_SCRIPT
     assert_success
     assert_equal "$(digest_for copy)" "$($sum <"$SMALL" | cut -d' ' -f1)"
   done
-  # Volumes of 1000000 bytes end inside a 256 KiB block: the block's digest,
-  # taken whole beside the write, is taken back and the part that reached
-  # each volume hashed into it.
+  # Volumes of 1000000 bytes end inside a 256 KiB block: each volume's
+  # digest has the part of the block that reached it.
   run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=1000000 \
     LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 256k -m 4m -i "$SMALL" -o "$PWD/vol" --hash sha256 \
     --next-volume 'n=$(ls | grep -c "^vol\."); mv vol vol.$n'

@@ -17,14 +17,6 @@ OutputDigest::OutputDigest(DigestKind kind, bool per_volume) : total_(kind) {
   if (per_volume) volume_.emplace(kind);
 }
 
-OutputDigest::OutputDigest(const OutputDigest& other)
-    : total_(other.total_.copy()),
-      total_bytes_(other.total_bytes_),
-      volume_bytes_(other.volume_bytes_),
-      ended_(other.ended_) {
-  if (other.volume_) volume_.emplace(other.volume_->copy());
-}
-
 void OutputDigest::add(std::span<const std::byte> reached) {
   total_.update(reached);
   if (volume_) volume_->update(reached);

@@ -20,10 +20,6 @@ namespace tk::buffer {
 class OutputDigest {
  public:
   OutputDigest(DigestKind kind, bool per_volume);
-  // The same state, for a speculative add() to be taken back (Digest copies).
-  OutputDigest(const OutputDigest& other);
-  OutputDigest& operator=(OutputDigest&& other) noexcept = default;
-  OutputDigest(OutputDigest&& other) noexcept = default;
   DigestKind kind() const noexcept { return total_.kind(); }
   // Bytes the output accepted, in order.
   void add(std::span<const std::byte> reached);

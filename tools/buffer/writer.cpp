@@ -57,7 +57,6 @@ Writer::Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const
                 }) {
   note_volume_start();
   if (options.hash) digest_.emplace(*options.hash, writes_volumes(options));
-  if (digest_ && options.block_size >= kHashAsideBlock) hasher_ = std::make_unique<HashWorker>();
 }
 
 int Writer::run() {
@@ -145,30 +144,15 @@ void Writer::pause_after_block() {
   }
 }
 
-void Writer::count_written(std::span<const std::byte> reached, bool hashed) {
+void Writer::count_written(std::span<const std::byte> reached) {
   written_ += reached.size();
   per_volume_.back() += reached.size();
   if (!reached.empty()) fresh_volume_ = false;
-  if (digest_ && !hashed) digest_->add(reached);
+  if (digest_) digest_->add(reached);
 }
 
 void Writer::write_block(std::span<const std::byte> block) {
   std::size_t done = 0;
-  // The digest takes the whole block on the hash thread while the output
-  // takes it. Should the output not take it whole at the first try, that is
-  // undone and the block hashed as it reaches the output, as without the
-  // thread, before anything else (a volume change) looks at the digest.
-  std::optional<OutputDigest> before;
-  if (hasher_ && block.size() >= kHashAsideBlock) {
-    before.emplace(*digest_);
-    hasher_->start(*digest_, block);
-  }
-  auto take_back_speculation = [&] {
-    if (!before) return;
-    hasher_->wait();
-    *digest_ = std::move(*before);
-    before.reset();
-  };
   for (;;) {
     try {
       {
@@ -176,16 +160,13 @@ void Writer::write_block(std::span<const std::byte> block) {
         Watchdog::Call call = watchdog_.watch();
         output_->write(block.subspan(done));
       }
-      if (before) hasher_->wait();
-      count_written(block.subspan(done), /*hashed=*/before.has_value());
+      count_written(block.subspan(done));
       return;
     } catch (const Interrupted& e) {
-      take_back_speculation();
       count_written(block.subspan(done, e.bytes_done()));
       done += e.bytes_done();
       after_interruption();
     } catch (const Error& e) {
-      take_back_speculation();
       count_written(block.subspan(done, e.bytes_done()));
       done += e.bytes_done();
       if (const auto* unwritten = next_volume_takes(e)) {

@@ -17,7 +17,6 @@
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "digest_channel.hpp"
-#include "hash_worker.hpp"
 #include "options.hpp"
 #include "outputs.hpp"
 #include "rate_limit.hpp"
@@ -62,8 +61,7 @@ class Writer {
 
   // Bytes the output accepted, on the current volume; hashed here, after
   // the write, so the reader never waits for a digest.
-  // `hashed`: the hash thread has already added them.
-  void count_written(std::span<const std::byte> reached, bool hashed = false);
+  void count_written(std::span<const std::byte> reached);
 
   // One block to the output. A full medium with --next-volume changes
   // volumes and goes on with what did not fit; nothing is dropped. A tape
@@ -163,12 +161,6 @@ class Writer {
   TeeOutputs& tees_;
   DigestChannel* digest_channel_;       // to the reader's summary (--hash); null without
   std::optional<OutputDigest> digest_;  // --hash, of what reached -o
-  // Hashes -o's blocks beside their writes (--hash with blocks of
-  // kHashAsideBlock or more; a smaller block hashes faster than the two
-  // thread switches a handover costs). Declared after digest_, so that it
-  // is gone first.
-  std::unique_ptr<HashWorker> hasher_;
-  static constexpr std::size_t kHashAsideBlock = std::size_t{64} << 10;
   std::int64_t volume_start_ = -1;      // where -o's current volume starts (--verify)
   bool primary_failed_ = false;         // -o failed and was dropped (--keep-going)
   bool outputs_failed_ = false;         // an output was dropped: the run fails at its end

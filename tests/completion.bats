@@ -6,6 +6,8 @@
 
 # bats' run sets $status, $output and $lines.
 # shellcheck disable=SC2154
+# Left out of the sanitizer pass (suite time): bash completions run no program of ours.
+# run-suites: plain pass only
 bats_require_minimum_version 1.5.0
 load test_helper
 

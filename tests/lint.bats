@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # Shows that the manuals render without warnings and the shell scripts that
 # ship with tapekit pass shellcheck (make lint, run as part of make test).
+# Left out of the sanitizer pass (suite time): nothing here runs a program of ours.
+# run-suites: plain pass only
 bats_require_minimum_version 1.5.0
 load test_helper
 

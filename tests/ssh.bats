@@ -3,6 +3,8 @@
 # plain command and as an authorized_keys forced command (the deployment of
 # rmt.8), and that tapekit's remote backend reaches it over ssh too. The
 # suite starts its own sshd on 127.0.0.1 (tests/sshd-helper) and stops it.
+# Left out of the sanitizer pass (suite time): the sanitizer pass checks the remote backend in rmt-streams.bats and rmt-client.bats; here the time goes to logins.
+# run-suites: plain pass only
 bats_require_minimum_version 1.5.0
 
 load test_helper

@@ -4,6 +4,8 @@
 # half-close, many connections share it, a bad option is refused by name and
 # SIGTERM ends it leaving nothing behind. Its timing (round trip, rate,
 # window) is shown by bench/bench-wan's calibration, never asserted here.
+# Left out of the sanitizer pass (suite time): the sanitizer pass checks the remote backend and the streams in rmt-streams.bats and rmt-client.bats; here the time goes to logins.
+# run-suites: plain pass only
 bats_require_minimum_version 1.5.0
 
 load test_helper

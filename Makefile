@@ -150,17 +150,11 @@ unit: $(UNIT_BIN)
 
 # The whole suite: unit tests, every bats file, then the sanitizer pass.
 # The fuzzers are built here, with -j, rather than by rmt-fuzz.bats on one core.
-# The sanitizer build (about two minutes on two CPUs) runs beside the plain
-# pass, whose files spend much of their time waiting; run-suites starts the
-# sanitizer pass's files once $(BUILD)/asan.built appears (asan.failed: the
-# build failed, which the suite counts as a failure).
 test: deps-test all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS)
-	@rm -f $(BUILD)/asan.built $(BUILD)/asan.failed
-	@{ $(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
 	  SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  all $(if $(HELPER_SRCS),$(HELPER_BINS:$(BUILD)/%=$(BUILD)/asan/%)) >$(BUILD)/asan-build.log 2>&1 \
-	  && touch $(BUILD)/asan.built || touch $(BUILD)/asan.failed; } & \
-	  BUILD=$(BUILD) TK_ASAN_PENDING=1 tests/run-suites $(TESTS); status=$$?; wait; exit $$status
+	  all $(if $(HELPER_SRCS),$(HELPER_BINS:$(BUILD)/%=$(BUILD)/asan/%)) >/dev/null
+	@BUILD=$(BUILD) tests/run-suites $(TESTS)
 
 # Only the sanitizer pass (also part of `make test`).
 test-asan: deps-test

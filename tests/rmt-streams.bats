@@ -56,8 +56,8 @@ needs_sshd() {
 # nothing of this file's sessions is left: no rmt of its forced command
 # (the --allow directory is this file's own) and no ssh with its key. The
 # meeting point is an abstract socket only an rmt of the session holds, and
-# rmt starts no children, so no process left means no meeting point left;
-# /proc/net/unix would show every session on the machine, not ours.
+# rmt starts no children, so no process left means no meeting point left
+# (the machine's socket table would show every session, not this file's).
 assert_nothing_left() {
   local _
   for _ in $(seq 1 600); do

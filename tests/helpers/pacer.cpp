@@ -15,7 +15,6 @@
 // pipeline can be laid side by side to see who waited for whom.
 #include <algorithm>
 #include <chrono>
-#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +25,7 @@
 
 #include "../../lib/io.hpp"
 #include "../../lib/size.hpp"
+#include "seeded_draw.hpp"
 
 int main(int argc, char** argv) {
   std::size_t chunk = 65536;
@@ -57,13 +57,7 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<std::byte> buf(chunk);
-  std::mt19937_64 random(seed);
-  // Uniform in [low, high], the same on every run with one seed.
-  auto draw = [&random](auto low, auto high) {
-    if (high == low) return low;
-    auto span = static_cast<std::uint64_t>(high - low) + 1;
-    return static_cast<decltype(low)>(static_cast<std::uint64_t>(low) + random() % span);
-  };
+  tk::test::SeededDraw draw(seed);  // the same on every run with one seed
   std::uint64_t this_burst = draw(burst, burst_max);
   using Clock = std::chrono::steady_clock;
   Clock::time_point next = Clock::now();

@@ -14,12 +14,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "../../lib/error.hpp"
 #include "../../lib/size.hpp"
+#include "seeded_draw.hpp"
 
 namespace {
 
@@ -34,25 +34,19 @@ struct Pacing {
 // burst's end the next burst and the pause.
 class Schedule {
  public:
-  explicit Schedule(const Pacing& p) : p_(p), random_(p.seed) { this_burst_ = draw(p.burst, p.burst_max); }
+  explicit Schedule(const Pacing& p) : p_(p), draw_(p.seed) { this_burst_ = draw_(p.burst, p.burst_max); }
   // After `n` more bytes: the pause (s) that follows them, 0 if none.
   double after(std::uint64_t n) {
     since_ += n;
     if (p_.burst == 0 || since_ < this_burst_) return 0;
     since_ = 0;
-    this_burst_ = draw(p_.burst, p_.burst_max);
-    return static_cast<double>(draw(p_.pause, p_.pause_max)) / 1000.0;
+    this_burst_ = draw_(p_.burst, p_.burst_max);
+    return static_cast<double>(draw_(p_.pause, p_.pause_max)) / 1000.0;
   }
 
  private:
-  template <class T>
-  T draw(T low, T high) {
-    if (high == low) return low;
-    auto span = static_cast<std::uint64_t>(high - low) + 1;
-    return static_cast<T>(static_cast<std::uint64_t>(low) + random_() % span);
-  }
   Pacing p_;
-  std::mt19937_64 random_;
+  tk::test::SeededDraw draw_;
   std::uint64_t this_burst_ = 0, since_ = 0;
 };
 

@@ -258,28 +258,29 @@ int health_tapealert(Session& s, const Args& args) {
   });
 }
 
-int health_capacity(Session& s, const Args&) {
+// capacity, cartridge and encryption: one section read and printed.
+template <class Read, class Show>
+int print_section(Session& s, Read read, Show show) {
   if (int r = open_drive(s)) return r;
   return answer(s, [&] {
-    std::cout << capacity_text(read_capacity(s));
+    std::cout << show(read(s));
     return 0;
   });
+}
+
+int health_capacity(Session& s, const Args&) {
+  return print_section(s, [](Session& d) { return read_capacity(d); },
+                       [](const auto& c) { return capacity_text(c); });
 }
 
 int health_cartridge(Session& s, const Args&) {
-  if (int r = open_drive(s)) return r;
-  return answer(s, [&] {
-    std::cout << cartridge_text(read_cartridge(s));
-    return 0;
-  });
+  return print_section(s, [](Session& d) { return read_cartridge(d); },
+                       [](const auto& c) { return cartridge_text(c); });
 }
 
 int health_encryption(Session& s, const Args&) {
-  if (int r = open_drive(s)) return r;
-  return answer(s, [&] {
-    std::cout << encryption_text(read_encryption(s));
-    return 0;
-  });
+  return print_section(s, [](Session& d) { return read_encryption(d); },
+                       [](const auto& e) { return encryption_text(e); });
 }
 
 // Every section that answers; each that cannot is null in JSON (or left

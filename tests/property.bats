@@ -18,11 +18,11 @@ setup() {
   scratch=
   on_disk
   seed=${TK_PROPERTY_SEED:-1}
-  # Hundreds in the plain pass (400 sequences, about 60 s of a loaded
+  # Hundreds in the plain pass (200 sequences, about 30 s of a loaded
   # 2-core machine: the suite's 10 minutes allow no more); the sanitizer
   # pass (ten times slower) checks the same code for memory errors on a
   # few. TK_PROPERTY_SEQUENCES asks for more, for a change to lib/tape.
-  if [ -n "${TK_SANITIZED:-}" ]; then per_test=12; else per_test=200; fi
+  if [ -n "${TK_SANITIZED:-}" ]; then per_test=12; else per_test=100; fi
   per_test=${TK_PROPERTY_SEQUENCES:-$per_test}
 }
 

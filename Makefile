@@ -138,7 +138,7 @@ endif
 
 # The tests' own code (GoogleTest's templates, mostly) at -Og: half the
 # compile time of -O2; the library they test is the one the programs link.
-$(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o): OPT = -Og
+$(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o): ALL_CXXFLAGS += -Og
 $(UNIT_BIN): $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o) $(LIB_A) | deps-test
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(DIGEST_LIBS) $(LDLIBS)

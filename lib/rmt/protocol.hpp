@@ -227,6 +227,19 @@ inline constexpr std::int64_t tapekit_join_op = 29808;
 inline constexpr std::int64_t tapekit_session_op = 29809;
 inline constexpr std::int64_t tapekit_streams_kept_op = 29810;
 inline constexpr std::int64_t max_streams = 16;
+
+// Drive health, asked of tapekit's rmt only: "i29811\n<q>\n", q a
+// scsi::HealthQuery (0 INQUIRY, 1 TapeAlert log page, 2 tape capacity log
+// page, 3 READ ATTRIBUTE, 4 data encryption status). The server builds
+// that one read-only command itself (lib/scsi/cdb.hpp) for the device it
+// has open, and answers A<n> followed by the n bytes of data the drive
+// returned (at most max_health_data), or E<errno> with the reason the
+// command got no data (its errno as scsi::ScsiError's: EOPNOTSUPP for
+// ILLEGAL REQUEST, ENOMEDIUM, EPERM, ENOTTY where no drive can answer). A
+// read, so allowed under --read-only. Other servers are never asked: a
+// client that is not told tapekit's rmt by i29803 says so itself.
+inline constexpr std::int64_t tapekit_health_op = 29811;
+inline constexpr std::size_t max_health_data = 0x10000;
 inline constexpr std::size_t max_join_token = 128;
 
 // Reply formatting, appended to out: "A<n>\n" and "E<errno>\n<text>\n"

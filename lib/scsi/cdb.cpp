@@ -78,4 +78,16 @@ Cdb request_sense(std::uint8_t allocation_length) {
   return c;
 }
 
+Cdb health_cdb(HealthQuery query) {
+  switch (query) {
+    case HealthQuery::inquiry: return inquiry();
+    case HealthQuery::tapealert: return log_sense(tapealert_page);
+    case HealthQuery::capacity: return log_sense(tape_capacity_page);
+    case HealthQuery::attributes: return read_attribute();
+    case HealthQuery::encryption:
+      return security_protocol_in(tape_encryption_protocol, data_encryption_status_page);
+  }
+  return inquiry();  // not reached: every query is one of the above
+}
+
 }  // namespace tk::scsi

@@ -43,4 +43,17 @@ Cdb security_protocol_in(std::uint8_t protocol, std::uint16_t specific,
 // REQUEST SENSE (SPC-4 6.39).
 Cdb request_sense(std::uint8_t allocation_length = 96);
 
+// The questions of a drive-health report, one fixed command each. A remote
+// client asks tapekit's rmt by this number (lib/rmt/protocol.hpp, i29811);
+// the server builds the command itself: no CDB ever crosses the wire.
+enum class HealthQuery : int {
+  inquiry = 0,     // INQUIRY, standard data
+  tapealert = 1,   // LOG SENSE page 0x2e
+  capacity = 2,    // LOG SENSE page 0x31
+  attributes = 3,  // READ ATTRIBUTE (the cartridge memory)
+  encryption = 4,  // SECURITY PROTOCOL IN 0x20, page 0x0020
+};
+inline constexpr int health_query_count = 5;
+Cdb health_cdb(HealthQuery query);
+
 }  // namespace tk::scsi

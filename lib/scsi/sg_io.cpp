@@ -28,7 +28,20 @@ constexpr unsigned status_check_condition = 0x02;
 
 ScsiError::ScsiError(int errnum, Refusal refusal, const std::string& command,
                      const std::string& reason)
-    : Error(errnum, command), refusal_(refusal), text_(command + ": " + reason) {}
+    : Error(errnum, command), refusal_(refusal), reason_(reason), text_(command + ": " + reason) {}
+
+Refusal refusal_for_errno(int errnum) noexcept {
+  switch (errnum) {
+    case ENOTTY:
+    case EINVAL: return Refusal::not_scsi;
+    case EPERM:
+    case EACCES: return Refusal::not_permitted;
+    case EOPNOTSUPP: return Refusal::illegal_request;
+    case ENOMEDIUM: return Refusal::no_medium;
+    case EIO: return Refusal::check_condition;
+    default: return Refusal::system;
+  }
+}
 
 std::vector<std::uint8_t> ScsiDevice::run(const Cdb& cdb, unsigned timeout_ms) const {
   std::vector<std::uint8_t> data(cdb.allocation_length);

@@ -20,6 +20,7 @@ enum class Refusal {
   check_condition,  // any other CHECK CONDITION
   transport,        // a host, driver or status failure without sense
   system,           // another errno from the ioctl
+  other_server,     // a remote drive behind an rmt that is not tapekit's: nothing was asked
 };
 
 // what() reads "COMMAND: REASON", e.g. "LOG SENSE page 0x2e: the drive does
@@ -29,11 +30,19 @@ class ScsiError : public tk::Error {
   ScsiError(int errnum, Refusal refusal, const std::string& command, const std::string& reason);
   const char* what() const noexcept override { return text_.c_str(); }
   Refusal refusal() const noexcept { return refusal_; }
+  // REASON alone (what tapekit's rmt sends back: its client knows COMMAND).
+  const std::string& reason() const noexcept { return reason_; }
 
  private:
   Refusal refusal_;
+  std::string reason_;
   std::string text_;
 };
+
+// The refusal an errno of ScsiError stands for (each kind has its own,
+// but check_condition and transport share EIO): how a client reads the E
+// reply of tapekit's rmt to a health query.
+Refusal refusal_for_errno(int errnum) noexcept;
 
 class ScsiDevice {
  public:

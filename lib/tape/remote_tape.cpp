@@ -13,6 +13,7 @@
 #include <exception>
 #include <fcntl.h>
 
+#include "../scsi/sg_io.hpp"
 #include "remote_internal.hpp"
 
 namespace tk {
@@ -393,6 +394,36 @@ std::int64_t RemoteTape::tell() {
   // restore): mt-st's tell fails on a file, and asking status first would
   // clear a drive's error register.
   return transact("i" + std::to_string(rmt::tapekit_position_op) + "\n0\n", "tape position of");
+}
+
+std::vector<std::uint8_t> RemoteTape::health_data(scsi::HealthQuery query) {
+  const std::string action = "drive health of";
+  settle(action);
+  const scsi::Cdb cdb = scsi::health_cdb(query);
+  // With the version, whether a server without v1 reads lines (GNU rmt):
+  // one round trip, and the refusal can name the server.
+  probe_version(action, true);
+  if (!server_is_tapekit(action)) {
+    std::string server = version_ == Version::v1 ? "a version 1 rmt that is not tapekit's (dump's or star's)"
+                         : status_framing_ == StatusFraming::line
+                             ? "GNU tar's rmt (rmt-tar)"
+                             : "an rmt without protocol version 1 (BSD's or alike)";
+    throw scsi::ScsiError(ENOTTY, scsi::Refusal::other_server, cdb.what,
+                          "the server on " + host_ + " is " + server +
+                              ", which cannot report drive health (tapekit's rmt can)");
+  }
+  send("i" + std::to_string(rmt::tapekit_health_op) + "\n" +
+           std::to_string(static_cast<int>(query)) + "\n",
+       action);
+  rmt::Reply r = receive(action);
+  if (!r.ok)
+    throw scsi::ScsiError(r.errnum, scsi::refusal_for_errno(r.errnum), cdb.what, r.text);
+  if (static_cast<std::uint64_t>(r.value) > rmt::max_health_data)
+    lose_connection(action, "oversized drive health reply");
+  std::vector<std::uint8_t> data(static_cast<std::size_t>(r.value));
+  auto bytes = std::as_writable_bytes(std::span(data.data(), data.size()));
+  if (reply_in_->read_exact(bytes) < data.size()) lose_connection(action, "connection lost");
+  return data;
 }
 
 std::int64_t RemoteTape::seek(std::int64_t offset, int whence) {

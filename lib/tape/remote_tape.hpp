@@ -62,6 +62,9 @@ class RemoteTape final : public Tape {
   void close() override;
   bool keeps_records() const override { return true; }
   void expect_sequential_reads() override { read_ahead_wanted_ = true; }
+  // Asked of tapekit's rmt (i29811), which sends its drive the command; any
+  // other server is asked nothing: scsi::Refusal::other_server, naming it.
+  std::vector<std::uint8_t> health_data(scsi::HealthQuery query) override;
 
   // Pipelined writes sent whose reply has not come: write() returned for
   // them, but whether they are on the tape is not known (yet, or after a

@@ -6,6 +6,8 @@
 #include <sys/mtio.h>
 #include <unistd.h>
 
+#include "../scsi/sg_io.hpp"
+
 namespace tk {
 
 StTape::StTape(Fd fd, std::string name) : Tape(std::move(name)), fd_(std::move(fd)) {}
@@ -61,6 +63,10 @@ std::int64_t StTape::seek(std::int64_t offset, int whence) {
 
 // The driver itself writes the filemark after a write when the device closes.
 void StTape::close() { fd_.close("close " + name()); }
+
+std::vector<std::uint8_t> StTape::health_data(scsi::HealthQuery query) {
+  return scsi::ScsiDevice(fd_.get(), name()).run(scsi::health_cdb(query));
+}
 
 std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags, int dir_fd) {
   return std::make_unique<StTape>(open_file_at(dir_fd, path, flags), path);

@@ -30,6 +30,8 @@ class StTape final : public Tape {
   void close() override;
   bool keeps_records() const override { return true; }
   int poll_fd() const override { return fd_.get(); }
+  // SG_IO on the st node itself: no /dev/sg mapping needed.
+  std::vector<std::uint8_t> health_data(scsi::HealthQuery query) override;
 
  private:
   MtGet read_mtget();

@@ -11,7 +11,9 @@
 #include <string>
 #include <sys/mtio.h>
 #include <sys/types.h>
+#include <vector>
 
+#include "../scsi/cdb.hpp"
 #include "tape_status.hpp"
 
 namespace tk {
@@ -129,6 +131,13 @@ class Tape {
   // True where one write is one record and reads return records (tapes);
   // false for byte streams (files, pipes), where records do not exist.
   virtual bool keeps_records() const = 0;
+  // The data of the drive's answer to one fixed, read-only health command
+  // (scsi::health_cdb): a local st drive is sent it through SG_IO, tapekit's
+  // rmt asks the drive it opened, a virtual tape answers from its image as
+  // an LTO drive would. Throws scsi::ScsiError: a drive's refusal, or
+  // Refusal::not_scsi where nothing behind the name can answer (a plain
+  // file, a pipe, another rmt).
+  virtual std::vector<std::uint8_t> health_data(scsi::HealthQuery query);
   // The descriptor to poll for readiness, or -1.
   virtual int poll_fd() const { return -1; }
   // The caller will now read records one after another, each into a buffer

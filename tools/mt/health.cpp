@@ -1,9 +1,11 @@
 // mt's drive-health commands: tapealert, capacity, cartridge, encryption and
-// --json health, read with SCSI commands (lib/scsi) through SG_IO on the st
-// node itself. Only a local st drive can answer for now; a virtual tape, a
-// remote drive or a plain file gets one line saying so (exit 2).
+// --json health, each a fixed read-only SCSI command (lib/scsi) the Tape
+// answers: a local st drive through SG_IO on the st node itself, a remote
+// one through tapekit's rmt (i29811), a virtual tape from its image. A
+// plain file or another rmt gets one line saying so (exit 2).
 #include "session.hpp"
 
+#include <exception>
 #include <fcntl.h>
 #include <iostream>
 #include <optional>
@@ -12,18 +14,18 @@
 
 #include "../../lib/scsi/pages.hpp"
 #include "../../lib/scsi/sg_io.hpp"
-#include "../../lib/tape/st_tape.hpp"
 
 namespace tk::mt {
 namespace {
 
 namespace scsi = tk::scsi;
 
-// Why name cannot report drive health, or empty for a local st drive.
+// Why a local name cannot report drive health (it is no character
+// device), or empty. Remote drives and virtual tapes answer through their
+// Tape (tapekit's rmt, the image); other servers refuse there.
 std::string health_refusal(const Invocation& inv) {
   const std::string& name = inv.device;
-  if (tk::opens_remote(name, inv.open_options))
-    return name + " is a remote drive, which cannot report drive health yet";
+  if (tk::opens_remote(name, inv.open_options)) return {};
   constexpr std::string_view suffix = ".tap";
   if (name.size() > suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix)
     return name + " is a virtual tape, which cannot report drive health yet";
@@ -52,17 +54,24 @@ int open_drive(Session& s) {
     s.diagnostics += perror_text(s.inv.device, e.errnum());
     return static_cast<int>(Exit::usage);
   }
-  if (dynamic_cast<tk::StTape*>(s.tape.get()) == nullptr) {
-    s.diagnostics += "mt: " + s.inv.device + " is not a local st drive, which cannot report drive health yet\n";
-    return static_cast<int>(Exit::device);
-  }
   return 0;
 }
 
-scsi::ScsiDevice drive(const Session& s) { return {s.tape->poll_fd(), s.inv.device}; }
+std::vector<std::uint8_t> ask(const Session& s, scsi::HealthQuery query) {
+  return s.tape->health_data(query);
+}
 
 scsi::Inquiry read_inquiry(const Session& s) {
-  return scsi::parse_inquiry(drive(s).run(scsi::inquiry()));
+  return scsi::parse_inquiry(ask(s, scsi::HealthQuery::inquiry));
+}
+
+// The line a failed section gets: a server that cannot be asked is named
+// without the command, which was never sent.
+std::string failure_line(const Session& s, const tk::Error& e) {
+  const auto* scsi_error = dynamic_cast<const scsi::ScsiError*>(&e);
+  if (scsi_error != nullptr && scsi_error->refusal() == scsi::Refusal::other_server)
+    return "mt: " + s.inv.device + ": " + scsi_error->reason() + "\n";
+  return "mt: " + s.inv.device + ": " + e.what() + "\n";
 }
 
 std::string inquiry_text(const scsi::Inquiry& i) {
@@ -75,26 +84,21 @@ std::string inquiry_json(const scsi::Inquiry& i) {
 }
 
 std::vector<scsi::TapeAlertFlag> read_tapealert(const Session& s) {
-  auto page = drive(s).run(scsi::log_sense(scsi::tapealert_page));
-  return scsi::parse_tapealert_page(page);
+  return scsi::parse_tapealert_page(ask(s, scsi::HealthQuery::tapealert));
 }
 
 std::vector<scsi::PartitionCapacity> read_capacity(const Session& s) {
-  auto page = drive(s).run(scsi::log_sense(scsi::tape_capacity_page));
-  return scsi::parse_tape_capacity_page(page);
+  return scsi::parse_tape_capacity_page(ask(s, scsi::HealthQuery::capacity));
 }
 
 scsi::Cartridge read_cartridge(const Session& s) {
-  auto reply = drive(s).run(scsi::read_attribute());
-  return scsi::cartridge_from(scsi::parse_attributes(reply));
+  return scsi::cartridge_from(scsi::parse_attributes(ask(s, scsi::HealthQuery::attributes)));
 }
 
 // nullopt: the drive has no encryption (ILLEGAL REQUEST).
 std::optional<scsi::EncryptionStatus> read_encryption(const Session& s) {
   try {
-    auto page = drive(s).run(scsi::security_protocol_in(scsi::tape_encryption_protocol,
-                                                        scsi::data_encryption_status_page));
-    return scsi::parse_encryption_status(page);
+    return scsi::parse_encryption_status(ask(s, scsi::HealthQuery::encryption));
   } catch (const scsi::ScsiError& e) {
     if (e.refusal() == scsi::Refusal::illegal_request) return std::nullopt;
     throw;
@@ -108,7 +112,7 @@ int answer(Session& s, Fn&& fn) {
   try {
     return fn();
   } catch (const tk::Error& e) {
-    s.diagnostics += "mt: " + s.inv.device + ": " + e.what() + "\n";
+    s.diagnostics += failure_line(s, e);
     return static_cast<int>(Exit::device);
   }
 }
@@ -288,11 +292,30 @@ int health_encryption(Session& s, const Args&) {
 // status answered, whatever the other sections did.
 int health_report(Session& s, const Args&) {
   if (int r = open_drive(s)) return r;
+  // The drive's identity first: a server that cannot be asked (another
+  // rmt) fails the whole report in one line instead of a line a section.
+  std::optional<scsi::Inquiry> inquiry;
+  std::exception_ptr inquiry_failed;
+  try {
+    inquiry = read_inquiry(s);
+  } catch (const scsi::ScsiError& e) {
+    if (e.refusal() == scsi::Refusal::other_server) {
+      s.diagnostics += failure_line(s, e);
+      return static_cast<int>(Exit::device);
+    }
+    inquiry_failed = std::current_exception();
+  } catch (const tk::Error&) {
+    inquiry_failed = std::current_exception();
+  }
+  auto known_inquiry = [&] {
+    if (inquiry_failed) std::rethrow_exception(inquiry_failed);
+    return *inquiry;
+  };
   auto section = [&](auto&& read, auto&& show) -> std::string {
     try {
       return show(read());
     } catch (const tk::Error& e) {
-      std::cerr << "mt: " << s.inv.device << ": " << e.what() << "\n";
+      std::cerr << failure_line(s, e);
       return {};
     }
   };
@@ -302,7 +325,7 @@ int health_report(Session& s, const Args&) {
     return static_cast<int>(Exit::device);
   }
   if (!s.inv.json) {
-    std::cout << section([&] { return read_inquiry(s); }, inquiry_text)
+    std::cout << section(known_inquiry, inquiry_text)
               << section([&] { return read_tapealert(s); }, tapealert_text)
               << section([&] { return read_capacity(s); }, capacity_text)
               << section([&] { return read_cartridge(s); }, cartridge_text)
@@ -313,7 +336,7 @@ int health_report(Session& s, const Args&) {
   std::string status = status_json(s.inv.device, report.mtget, report.status, s.density_table);
   while (!status.empty() && status.back() == '\n') status.pop_back();
   std::cout << "{\"device\":" << json_quote(s.inv.device)
-            << ",\"drive\":" << or_null(section([&] { return read_inquiry(s); }, inquiry_json))
+            << ",\"drive\":" << or_null(section(known_inquiry, inquiry_json))
             << ",\"tapealert\":" << or_null(section([&] { return read_tapealert(s); }, tapealert_json))
             << ",\"capacity\":" << or_null(section([&] { return read_capacity(s); }, capacity_json))
             << ",\"cartridge\":" << or_null(section([&] { return read_cartridge(s); }, cartridge_json))

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "../../lib/io.hpp"
+#include "../../lib/scsi/sg_io.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "opener.hpp"
 #include "policy.hpp"
@@ -387,6 +388,7 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
     if (*count == 1) return reply_ok(lost_stream_);
     throw Refusal{EINVAL, "Invalid session question"};
   }
+  if (extended && *wire == rmt::tapekit_health_op) return health(*count);
   if (extended && *wire == rmt::tapekit_position_op) {
     reply_ok(static_cast<std::uint64_t>(std::max<std::int64_t>(tape().tell(), 0)));
     return;
@@ -414,6 +416,25 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
   if (name->read_only_refuses && options_.read_only) throw Refusal{EROFS, "Read-only server"};
   tape().op(name->op, static_cast<int>(*count));
   reply_ok(static_cast<std::uint64_t>(std::max<std::int64_t>(*count, 0)));
+}
+
+void Session::health(std::int64_t query) {
+  // The number picks one command of a fixed list, built by lib/scsi: a
+  // client never sends a CDB. Every one reads; none changes the drive.
+  if (query < 0 || query >= scsi::health_query_count) throw Refusal{EINVAL, "Invalid health query"};
+  std::vector<std::uint8_t> data;
+  try {
+    data = tape().health_data(static_cast<scsi::HealthQuery>(query));
+  } catch (const scsi::ScsiError& e) {
+    // The client knows the command it asked; the reason is the drive's.
+    return reply_error(e.errnum(), e.reason());
+  }
+  if (data.size() > rmt::max_health_data) data.resize(rmt::max_health_data);
+  reply_.clear();
+  rmt::append_ok(reply_, data.size());
+  debug(reply_);
+  reply_.append(reinterpret_cast<const char*>(data.data()), data.size());
+  send(reply_);
 }
 
 void Session::status() {

@@ -70,6 +70,8 @@ class Session {
   void ioctl(const rmt::Request& r, bool extended);
   void status();
   void status_field(char sub);
+  // i29811: one drive-health query of the open device (protocol.hpp).
+  void health(std::int64_t query);
 
   // Parallel streams (protocol.hpp, i29807 to i29810).
   std::size_t stream_count() const noexcept { return streams_.size() + 1; }

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# Shows that mt's drive-health reports reach a remote drive through
+# tapekit's rmt (issue 26 §3): for the same states of the LTO drive faked by
+# tests/shim/fake_st.c, the report from localhost:/dev/zero over the rsh
+# stand-in, and over the test sshd, is the local drive's line for line; the
+# drive's refusals cross the wire with their reason; rmt --read-only
+# answers and --allow decides the open as for any other; and GNU tar's rmt
+# (rmt-tar) and dump's (rmt-dump) are named and sent nothing but the
+# probes every tapekit client sends them.
+#
+# run-suites: no leak check
+# (mt runs one command and exits, and each rmt here serves one short
+# session; rmt's request loop is checked for leaks in rmt.bats.)
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+FAKE_ST=$TK_TEST_LIB/fake_st.so
+
+setup() {
+  cd "$BATS_TEST_TMPDIR" || return 1
+  unset TAPE FAKE_ST_ALERTS FAKE_ST_CAPACITY FAKE_ST_MAM FAKE_ST_ENCRYPTION FAKE_ST_MISSING \
+    FAKE_ST_MALFORMED FAKE_ST_SG FAKE_ST_DEVICE FAKE_ST_STATE FAKE_ST_LOG RSH_STANDIN_SERVER
+  export RSH=$BATS_TEST_DIRNAME/rsh-standin
+}
+
+teardown() {
+  if [ -n "${SSHDIR:-}" ]; then "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"; fi
+}
+
+# mt against the faked drive, here and through the rsh stand-in's rmt (the
+# shim is preloaded into both mt and the rmt the stand-in starts).
+here() { LD_PRELOAD=$FAKE_ST "$MT" -f /dev/zero "$@"; }
+there() { LD_PRELOAD=$FAKE_ST "$MT" -f localhost:/dev/zero "$@"; }
+
+# Every command's exit status and standard output, here and there, and
+# --json health without its device name.
+same_report() {
+  local command here_out there_out here_status there_status
+  for command in tapealert capacity cartridge encryption health; do
+    here_status=0 there_status=0
+    here_out=$(here "$command" 2>&1) || here_status=$?
+    there_out=$(there "$command" 2>&1) || there_status=$?
+    assert_equal "$command: $there_status" "$command: $here_status"
+    assert_equal "$there_out" "$here_out"
+  done
+  here_out=$(LD_PRELOAD=$FAKE_ST "$MT" --json -f /dev/zero health | jq -c 'del(.device, .status.device)')
+  there_out=$(LD_PRELOAD=$FAKE_ST "$MT" --json -f localhost:/dev/zero health | jq -c 'del(.device, .status.device)')
+  assert_equal "$there_out" "$here_out"
+  [ -n "$here_out" ] || fail "no JSON report"
+}
+
+@test "health-remote: through tapekit's rmt each report is the local drive's, state by state" {
+  same_report
+  FAKE_ST_ALERTS=3,20 FAKE_ST_CAPACITY=100:200,50:100 FAKE_ST_MAM="0x0806=CLN001L8;0x0003=7" \
+    FAKE_ST_ENCRYPTION=on same_report
+  FAKE_ST_ALERTS=1,4,9,19,37,55,60 FAKE_ST_CAPACITY=0:2400000 FAKE_ST_MAM=none \
+    FAKE_ST_ENCRYPTION=none same_report
+  # The report itself, not two alike failures.
+  FAKE_ST_ALERTS=3,20 run -0 there tapealert
+  assert_output "TapeAlert 3: Hard error (Warning)
+TapeAlert 20: Cleaning required (Critical)"
+  FAKE_ST_ALERTS=20 run -1 there tapealert --fail-on critical
+  FAKE_ST_ALERTS=10 run -0 there tapealert --fail-on warning
+}
+
+@test "health-remote: the drive's refusals and malformed pages read remotely as locally, naming the command" {
+  FAKE_ST_MISSING=0x2e run -2 --separate-stderr there tapealert
+  assert_equal "$stderr" "mt: localhost:/dev/zero: LOG SENSE page 0x2e: the drive does not support it (ILLEGAL REQUEST, asc 0x24 ascq 0x00)"
+  FAKE_ST_STATE=no-tape run -2 --separate-stderr there cartridge
+  assert_equal "$stderr" "mt: localhost:/dev/zero: READ ATTRIBUTE: there is no cartridge in the drive (NOT READY, asc 0x3a ascq 0x00)"
+  FAKE_ST_MALFORMED=0x31 run -2 --separate-stderr there capacity
+  assert_equal "$stderr" "mt: localhost:/dev/zero: LOG SENSE page 0x31, byte 4: parameter 0x0001 has length 2, not 4"
+  # A drive without encryption says so, as locally.
+  FAKE_ST_ENCRYPTION=none run -0 there encryption
+  assert_output "encryption: not supported"
+  # The server's reason comes in rmt's one short error line.
+  FAKE_ST_SG=eperm run -2 --separate-stderr there tapealert
+  assert_output ""
+  assert_regex "$stderr" "^mt: localhost:/dev/zero: LOG SENSE page 0x2e: SG_IO on /dev/zero is not permitted"
+  # health's other sections still answer.
+  FAKE_ST_MISSING=0x31,attr LD_PRELOAD=$FAKE_ST run -0 --separate-stderr "$MT" --json -f localhost:/dev/zero health
+  assert_equal "$(jq -c '[.capacity, .cartridge, .tapealert]' <<<"$output")" "[null,null,[]]"
+  assert_equal "$(wc -l <<<"$stderr")" 2
+}
+
+@test "health-remote: rmt --read-only answers; an --allow list that leaves the drive out refuses its open" {
+  mkdir tapes
+  FAKE_ST_ALERTS=20 RSH_STANDIN_SERVER="$TK_BIN/rmt --read-only" run -0 there tapealert
+  assert_output "TapeAlert 20: Cleaning required (Critical)"
+  FAKE_ST_ALERTS=20 RSH_STANDIN_SERVER="$TK_BIN/rmt --allow $PWD/tapes" run --separate-stderr there tapealert
+  assert_failure
+  assert_output ""
+  # rmt's reason, through the remote shell's stderr, then mt's line.
+  assert_equal "$stderr" "rmt: open /dev/zero: not allowed: Permission denied
+localhost:/dev/zero: Permission denied"
+}
+
+@test "health-remote: over the test sshd, tapekit's rmt reports the drive as the local one does" {
+  SSHDIR=$BATS_TEST_TMPDIR/sshd
+  local rc=0
+  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" >sshd.out 2>&1 || rc=$?
+  [ "$rc" != 77 ] || skip "$(cat sshd.out)"
+  [ "$rc" = 0 ] || fail "$(cat sshd.out)"
+  # The far side's rmt gets the faked drive through its command line: ssh
+  # carries no environment.
+  export RSH=$SSHDIR/ssh RMT="env LD_PRELOAD=$FAKE_ST FAKE_ST_ALERTS=3,20 FAKE_ST_ENCRYPTION=on $TK_BIN/rmt"
+  run -0 "$MT" -f root@localhost:/dev/zero tapealert
+  assert_output "TapeAlert 3: Hard error (Warning)
+TapeAlert 20: Cleaning required (Critical)"
+  local here_json there_json
+  here_json=$(FAKE_ST_ALERTS=3,20 FAKE_ST_ENCRYPTION=on LD_PRELOAD=$FAKE_ST "$MT" --json -f /dev/zero health |
+    jq -c 'del(.device, .status.device)')
+  there_json=$("$MT" --json -f root@localhost:/dev/zero health | jq -c 'del(.device, .status.device)')
+  assert_equal "$there_json" "$here_json"
+  assert_equal "$(jq -r .encryption.encryption_mode <<<"$there_json")" encrypt
+}
+
+# A server wrapped so that every byte mt sends it is kept in requests.log.
+logged_server() {
+  printf '#!/bin/sh\ntee -a "%s/requests.log" | exec %s\n' "$PWD" "$1" >server
+  chmod +x server
+  export RSH_STANDIN_SERVER=$PWD/server
+}
+
+@test "health-remote: rmt-tar and rmt-dump are named, exit 2, and asked nothing that reaches the drive" {
+  local server name command
+  while IFS='|' read -r server name; do
+    logged_server "$server"
+    : >requests.log
+    for command in tapealert capacity cartridge encryption health; do
+      FAKE_ST_LOG=$PWD/st.log run -2 --separate-stderr there "$command"
+      assert_output ""
+      assert_equal "$stderr" "mt: localhost:/dev/zero: the server on localhost is $name, which cannot report drive health (tapekit's rmt can)"
+    done
+    # The open, the version and framing probes, the identify request of v1
+    # servers and the close: no health request, and no SCSI command sent.
+    run grep -c 'i29811' requests.log
+    assert_output 0
+    run grep -q '^O/dev/zero' requests.log
+    assert_success
+    [ ! -e st.log ] || run grep -c '^SG_IO' st.log
+    [ ! -e st.log ] || assert_output 0
+    # The server is still of use: mt status goes through as before.
+    run -0 there status
+    assert_line --partial "File number="
+  done <<'ROWS'
+/usr/sbin/rmt-tar|GNU tar's rmt (rmt-tar)
+/usr/sbin/rmt-dump|a version 1 rmt that is not tapekit's (dump's or star's)
+ROWS
+}

@@ -190,7 +190,7 @@ fuzz: $(FUZZ_BINS)
 	  grep -E 'stat::number_of_executed_units' $$f.log | sed "s|^|$$n: |"; done
 # The parsers' sources; lib/digest.cpp would need OpenSSL and libxxhash linked.
 FUZZ_LIB_SRCS := $(filter-out lib/digest.cpp,$(wildcard lib/*.cpp lib/rmt/*.cpp)) lib/tape/tape_status.cpp \
-                 lib/scsi/cdb.cpp lib/scsi/pages.cpp
+                 lib/tape/tape_health.cpp lib/scsi/cdb.cpp lib/scsi/pages.cpp lib/scsi/sg_io.cpp
 FUZZ_LIB_HDRS := $(wildcard lib/*.hpp lib/rmt/*.hpp lib/scsi/*.hpp) lib/tape/tape_status.hpp
 # One object per source, so that make -j compiles them side by side (in one
 # clang++ command they took 18 s on one core); fuzzer-no-link instruments

@@ -110,7 +110,7 @@ Architecture: amd64"
   # make deb's own lintian run (setup_file) shows every tag: one run of
   # lintian, some 10 s, serves both tests.
   run cat "$BATS_FILE_TMPDIR/make-deb.log"
-  assert_output --regexp "lintian --fail-on error,warning -I --pedantic [^ ]*tapekit_${TK_VERSION}_amd64.deb"
+  assert_output --regexp "lintian --fail-on error,warning -I --pedantic [^ ]*/tapekit_"
   refute_output --partial hardening-
 }
 

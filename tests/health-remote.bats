@@ -102,9 +102,11 @@ localhost:/dev/zero: Permission denied"
   "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" >sshd.out 2>&1 || rc=$?
   [ "$rc" != 77 ] || skip "$(cat sshd.out)"
   [ "$rc" = 0 ] || fail "$(cat sshd.out)"
-  # The far side's rmt gets the faked drive through its command line: ssh
-  # carries no environment.
-  export RSH=$SSHDIR/ssh RMT="env LD_PRELOAD=$FAKE_ST FAKE_ST_ALERTS=3,20 FAKE_ST_ENCRYPTION=on $TK_BIN/rmt"
+  # The far side's rmt gets the faked drive (and, in the sanitizer pass,
+  # the sanitizers' options) through its command line: ssh carries no
+  # environment.
+  export RSH=$SSHDIR/ssh RMT="env ASAN_OPTIONS=${ASAN_OPTIONS:-} UBSAN_OPTIONS=${UBSAN_OPTIONS:-} \
+LD_PRELOAD=$FAKE_ST FAKE_ST_ALERTS=3,20 FAKE_ST_ENCRYPTION=on $TK_BIN/rmt"
   run -0 "$MT" -f root@localhost:/dev/zero tapealert
   assert_output "TapeAlert 3: Hard error (Warning)
 TapeAlert 20: Cleaning required (Critical)"

@@ -2,7 +2,7 @@
 # Shows that GNU cpio, through the rsh stand-in and our rmt, writes and reads
 # crc archives with 32 KiB records byte-for-byte as on a local file, on a
 # plain file and on a SIMH .tap image.
-# Left out of the sanitizer pass (suite time): the sanitizer pass checks the server with tar (interop-tar.bats) and rmt.bats; cpio adds no path of ours.
+# Left out of the sanitizer pass (suite time): the sanitizer pass checks the server with rmt.bats and the rmt fuzzer; cpio adds no path of ours.
 # run-suites: plain pass only
 bats_require_minimum_version 1.5.0
 

@@ -3,7 +3,7 @@
 # image (made with mke2fs -d, attached to a loop device but never mounted),
 # restore -t and -r, onto a plain file and onto a SIMH .tap image, and that
 # dump's reopen after C on the same connection is served.
-# Left out of the sanitizer pass (suite time): the sanitizer pass checks the server with tar (interop-tar.bats) and rmt.bats; dump adds no path of ours.
+# Left out of the sanitizer pass (suite time): the sanitizer pass checks the server with rmt.bats and the rmt fuzzer; dump adds no path of ours.
 # run-suites: plain pass only
 bats_require_minimum_version 1.5.0
 

@@ -25,7 +25,7 @@ setup_file() {
     >"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
   # A short round trip: the emulator's delays, not its timing, are the point.
   if [ "$rc" = 0 ]; then
-    WANRELAY=$TK_TEST_BIN/wanrelay "$BATS_TEST_DIRNAME/sshd-helper" wan "$SSHDIR" 10 200m 1m \
+    WANRELAY=$TK_PLAIN_TEST_BIN/wanrelay "$BATS_TEST_DIRNAME/sshd-helper" wan "$SSHDIR" 10 200m 1m \
       >>"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
   fi
   echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"

@@ -29,9 +29,12 @@ TK_BUILD=${TK_BUILD:-build}
 [ "${TK_BUILD#/}" != "$TK_BUILD" ] || TK_BUILD=${BATS_TEST_DIRNAME%/*}/$TK_BUILD
 TK_BIN=$TK_BUILD/bin
 TK_TEST_BIN=$TK_BUILD/test-bin
-# The shims are plain C, built once, outside the sanitizer tree.
+# The sanitizer build has only the helpers that drive lib/ (Makefile,
+# ASAN_HELPERS); the others come from the plain build, as do the shims
+# (plain C, built once).
+TK_PLAIN_TEST_BIN=${TK_BUILD%/asan}/test-bin
 TK_TEST_LIB=${TK_BUILD%/asan}/test-lib
-export PATH="$TK_BIN:$TK_TEST_BIN:$PATH"
+export PATH="$TK_BIN:$TK_TEST_BIN:$TK_PLAIN_TEST_BIN:$PATH"
 
 # rmt checks at start that syslog takes its session log, and says on
 # standard error when it does not (no /dev/log in a container): set and

@@ -10,34 +10,34 @@ namespace {
 using tk::wan::FlightWindow;
 using tk::wan::Nanos;
 using tk::wan::never;
-using tk::wan::TokenBucket;
+using WanBucket = tk::wan::TokenBucket;
 
 constexpr Nanos ms = 1'000'000;
 
-TEST(TokenBucket, LetsABurstUpToItsDepthPassAtOnce) {
-  TokenBucket link(1'000'000, 64 * 1024, 0);
+TEST(WanTokenBucket, LetsABurstUpToItsDepthPassAtOnce) {
+  WanBucket link(1'000'000, 64 * 1024, 0);
   EXPECT_EQ(link.pass(64 * 1024, 0), 0);
 }
 
-TEST(TokenBucket, QueuesWhatExceedsItsDepthAtTheRate) {
+TEST(WanTokenBucket, QueuesWhatExceedsItsDepthAtTheRate) {
   // 1 MB/s, an empty bucket: 1000 bytes take 1 ms, and each transfer waits
   // behind the ones before it, as at a bottleneck.
-  TokenBucket link(1'000'000, 0, 0);
+  WanBucket link(1'000'000, 0, 0);
   EXPECT_EQ(link.pass(1000, 0), 1 * ms);
   EXPECT_EQ(link.pass(1000, 0), 2 * ms);
   EXPECT_EQ(link.pass(3000, 0), 5 * ms);
 }
 
-TEST(TokenBucket, RefillsWhileIdleButNoDeeperThanItsDepth) {
-  TokenBucket link(1'000'000, 2000, 0);
+TEST(WanTokenBucket, RefillsWhileIdleButNoDeeperThanItsDepth) {
+  WanBucket link(1'000'000, 2000, 0);
   EXPECT_EQ(link.pass(2000, 0), 0);
   // After 10 ms idle only 2000 bytes (the depth) pass at once, not 10000.
   EXPECT_EQ(link.pass(2000, 10 * ms), 10 * ms);
   EXPECT_EQ(link.pass(1000, 10 * ms), 11 * ms);
 }
 
-TEST(TokenBucket, AverageRateIsTheRateWhateverTheTransferSizes) {
-  TokenBucket link(125'000'000, 125'000, 0);  // 1 Gbit/s, 1 ms deep
+TEST(WanTokenBucket, AverageRateIsTheRateWhateverTheTransferSizes) {
+  WanBucket link(125'000'000, 125'000, 0);  // 1 Gbit/s, 1 ms deep
   Nanos done = 0;
   std::uint64_t sent = 0;
   for (int i = 0; sent < 125'000'000; ++i) {
@@ -50,8 +50,8 @@ TEST(TokenBucket, AverageRateIsTheRateWhateverTheTransferSizes) {
   EXPECT_NEAR(static_cast<double>(done), static_cast<double>(expected), 1000.0);
 }
 
-TEST(TokenBucket, RateZeroIsNoLimit) {
-  TokenBucket link(0, 0, 0);
+TEST(WanTokenBucket, RateZeroIsNoLimit) {
+  WanBucket link(0, 0, 0);
   EXPECT_EQ(link.pass(1u << 30, 7 * ms), 7 * ms);
 }
 

@@ -15,10 +15,10 @@ RateLimit::RateLimit(std::uint64_t bytes_per_second)
 
 bool sleep_until_or_stop(std::chrono::steady_clock::time_point until,
                          const std::function<bool()>& should_stop) {
-  using Clock = std::chrono::steady_clock;
-  for (Clock::time_point now = Clock::now(); now < until; now = Clock::now()) {
+  using Steady = std::chrono::steady_clock;
+  for (Steady::time_point now = Steady::now(); now < until; now = Steady::now()) {
     if (should_stop()) return false;
-    std::this_thread::sleep_for(std::min<Clock::duration>(until - now, 250ms));
+    std::this_thread::sleep_for(std::min<Steady::duration>(until - now, 250ms));
   }
   return !should_stop();
 }

@@ -254,3 +254,31 @@ density code: 0x00"
   run -0 "$MT" -f o.tap tapealert
   assert_output "TapeAlert 20: Cleaning required (Critical)"
 }
+
+@test "vt-health: sg3_utils decode the virtual tape's pages as tapekit does: sg_inq, sg_logs -p 0x2e and 0x31, sg_read_attr" {
+  command -v sg_logs >/dev/null || skip "sg3-utils is not installed"
+  "$MT" -f g.tap vt-create 20M --barcode ABC123L8 --manufactured 2026-12-04
+  "$MT" -f g.tap vt-alert 3 20
+  # tapectl prints the bytes Tape::health_data answers (scsi::HealthQuery).
+  tapectl -n g.tap health 0 >inquiry.hex
+  tapectl -n g.tap health 1 >tapealert.hex
+  tapectl -n g.tap health 2 >capacity.hex
+  tapectl -n g.tap health 3 >attributes.hex
+  run -0 sg_inq --inhex=inquiry.hex
+  assert_line --regexp "Peripheral device type: tape"
+  assert_line --regexp "^ Vendor identification: TAPEKIT *$"
+  assert_line --regexp "^ Product identification: VIRTUAL TAPE *$"
+  run -0 sg_logs --in=tapealert.hex
+  assert_equal "$(grep -c ': 1$' <<<"$output")" 2
+  assert_line "  Hard error: 1"
+  assert_line "  Cleaning required: 1"
+  run -0 sg_logs --in=capacity.hex
+  assert_line "  Main partition remaining capacity (in MiB): 20"
+  assert_line "  Main partition maximum capacity (in MiB): 20"
+  run -0 sg_read_attr --in=attributes.hex
+  assert_line "  Load count: 1"
+  assert_line "  Total MiB written in medium life: 0"
+  assert_line --regexp "^  Medium manufacturer: TAPEKIT *$"
+  assert_line "  Medium manufacture date: 20261204"
+  assert_line --regexp "^  Barcode: ABC123L8 *$"
+}

@@ -4,7 +4,8 @@
 # cartridge memory its drive state keeps (load count, lifetime MiB,
 # barcode, manufacture date); TapeAlert flags rise where a drive raises
 # them, and vt-alert raises and clears them; reading the TapeAlert page
-# clears them; and the report is the same through tapekit's rmt (§6).
+# clears them; and the report is the same through tapekit's rmt, over the
+# rsh stand-in and over the test sshd (§6).
 #
 # run-suites: no leak check
 # (mt runs one command and exits; rmt's loop is checked in rmt.bats.)
@@ -16,6 +17,10 @@ setup() {
   cd "$BATS_TEST_TMPDIR" || return 1
   unset TAPE RSH_STANDIN_SERVER
   export RSH=$BATS_TEST_DIRNAME/rsh-standin
+}
+
+teardown() {
+  if [ -n "${SSHDIR:-}" ]; then "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"; fi
 }
 
 # One field of the cartridge memory, from --json health.
@@ -232,6 +237,25 @@ same_report() {
   # The remote read cleared the flag too.
   run -0 "$MT" -f x.tap tapealert
   assert_output "no TapeAlert flag is active"
+}
+
+@test "vt-health: over the test sshd, tapekit's rmt reports a virtual tape as the local one does" {
+  SSHDIR=$BATS_TEST_TMPDIR/sshd
+  local rc=0
+  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" >sshd.out 2>&1 || rc=$?
+  [ "$rc" != 77 ] || skip "$(cat sshd.out)"
+  [ "$rc" = 0 ] || fail "$(cat sshd.out)"
+  export RSH=$SSHDIR/ssh RMT=$TK_BIN/rmt
+  "$MT" -f x.tap vt-create 20M --barcode SSH001L8
+  write_mib x.tap 1048576
+  local here_json there_json
+  "$MT" -f x.tap vt-alert 3 20
+  here_json=$("$MT" --json -f x.tap health | jq -c 'del(.device, .status.device)')
+  "$MT" -f x.tap vt-alert 3 20
+  there_json=$("$MT" --json -f "root@localhost:$PWD/x.tap" health | jq -c 'del(.device, .status.device)')
+  assert_equal "$there_json" "$here_json"
+  assert_equal "$(jq -c '[.tapealert[].number, .cartridge.barcode, .capacity[0].remaining_mib]' <<<"$there_json")" \
+    '[3,20,"SSH001L8",18]'
 }
 
 @test "vt-health: a state file from before the cartridge memory still loads; what it never knew stays out" {

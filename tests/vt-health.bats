@@ -90,7 +90,7 @@ write_mib() { head -c "$2" /dev/zero | tr '\0' 'x' >data && "$BUFFER" -s 64k -i 
     [ ! -e d.tap ]
   done
   run -1 --separate-stderr "$MT" -f d.tap vt-create 0 --barcode "has space"
-  assert_equal "$stderr" "mt: vt-create: 'has space' is not --barcode LABEL (1 to 32 printable characters, no space) or --manufactured YYYY-MM-DD"
+  assert_equal "$stderr" "mt: vt-create: '--barcode has space' is not --barcode LABEL (1 to 32 printable characters, no space) or --manufactured YYYY-MM-DD"
 }
 
 @test "vt-health: capacity reports a sized image's remaining and maximum MiB, and an unlimited one as unlimited" {

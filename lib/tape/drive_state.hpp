@@ -39,6 +39,15 @@ struct WriteSession {
   std::string first_bytes;    // its first data bytes, lowercase hex (at most 32 bytes)
 };
 
+// The TapeAlert flags the virtual tape's drive raises itself (SSC-4 Annex
+// A; why these, simh_tape.cpp).
+namespace alert {
+inline constexpr int hard_error = 3;
+inline constexpr int read_failure = 5;
+inline constexpr int write_protect = 9;
+inline constexpr int nearing_media_life = 19;
+}  // namespace alert
+
 struct DriveState {
   std::uint64_t offset = 0;  // byte offset of the position in the image
   std::int64_t file = 0;     // -1 = unknown, as st reports
@@ -83,6 +92,8 @@ struct DriveState {
   std::string serial;        // the medium serial number; empty: unknown
   // Active TapeAlert flags, bit n-1 for flag n (SSC-4 Annex A).
   std::uint64_t tapealert = 0;
+
+  void raise_alert(int flag) noexcept { tapealert |= std::uint64_t{1} << (flag - 1); }
 
   void rewind() noexcept {
     offset = 0;

@@ -209,7 +209,7 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
     if (!nonblock) {
       // The drive refused the write as a drive does, with TapeAlert 9; the
       // state remembers the load and the flag for the next look at health.
-      state.tapealert |= std::uint64_t{1} << (9 - 1);
+      state.raise_alert(alert::write_protect);
       if (saves_state) {
         struct stat st {};
         if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);

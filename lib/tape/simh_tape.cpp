@@ -133,7 +133,7 @@ class SimhTape final : public Tape {
         write_record(data.subspan(done, b), done);
     }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
-    if (state_.eof == EofState::early_warning) raise_alert(alert_nearing_media_life);
+    if (state_.eof == EofState::early_warning) state_.raise_alert(alert::nearing_media_life);
   }
 
   void op(MtOp op, int count) override {
@@ -284,18 +284,10 @@ class SimhTape final : public Tape {
   }
 
  private:
-  // TapeAlert flags this drive raises (SSC-4 Annex A).
-  static constexpr int alert_hard_error = 3;
-  static constexpr int alert_read_failure = 5;
-  static constexpr int alert_write_protect = 9;
-  static constexpr int alert_nearing_media_life = 19;
-
-  void raise_alert(int flag) noexcept { state_.tapealert |= std::uint64_t{1} << (flag - 1); }
-
   // A write this open may not make: raises Write protect when the reason is
   // the cartridge's protection (an open for writing), not a read-only open.
   void note_write_refused() noexcept {
-    if (write_errno_ == EACCES) raise_alert(alert_write_protect);
+    if (write_errno_ == EACCES) state_.raise_alert(alert::write_protect);
   }
 
   void need_cartridge(const scsi::Cdb& cdb) const {
@@ -484,8 +476,8 @@ class SimhTape final : public Tape {
   }
 
   void raise_read_failure() noexcept {
-    raise_alert(alert_hard_error);
-    raise_alert(alert_read_failure);
+    state_.raise_alert(alert::hard_error);
+    state_.raise_alert(alert::read_failure);
   }
 
   [[noreturn]] void read_bad_record(const Object& o) {
@@ -729,7 +721,7 @@ class SimhTape final : public Tape {
       left -= now;
     }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
-    if (state_.eof == EofState::early_warning) raise_alert(alert_nearing_media_life);
+    if (state_.eof == EofState::early_warning) state_.raise_alert(alert::nearing_media_life);
   }
 
   // --- spacing ---

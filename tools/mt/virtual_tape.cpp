@@ -44,21 +44,24 @@ std::string recovery_text(const tk::Recovery& r) {
 // --manufactured YYYY-MM-DD, each as one word (--barcode=L) or two.
 bool parse_label(Session& s, const Args& args, tk::CartridgeLabel& label) {
   for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i], value;
-    auto eq = name.find('=');
-    if (eq != std::string::npos) {
+    std::string given = args[i], name = args[i], value;
+    if (auto eq = name.find('='); eq != std::string::npos) {
       value = name.substr(eq + 1);
       name.resize(eq);
     } else if (i + 1 < args.size()) {
       value = args[++i];
+      given += " " + value;
     }
+    // The MAM holds the date as YYYYMMDD; the operator writes it as ISO 8601.
+    const std::string compact = value.size() == 10 && value[4] == '-' && value[7] == '-'
+                                    ? value.substr(0, 4) + value.substr(5, 2) + value.substr(8, 2)
+                                    : std::string();
     if (name == "--barcode" && tk::valid_label(value)) {
       label.barcode = value;
-    } else if (name == "--manufactured" && value.size() == 10 && value[4] == '-' && value[7] == '-' &&
-               tk::valid_mam_date(value.substr(0, 4) + value.substr(5, 2) + value.substr(8, 2))) {
-      label.manufactured = value.substr(0, 4) + value.substr(5, 2) + value.substr(8, 2);
+    } else if (name == "--manufactured" && tk::valid_mam_date(compact)) {
+      label.manufactured = compact;
     } else {
-      s.diagnostics += "mt: vt-create: '" + args[i] +
+      s.diagnostics += "mt: vt-create: '" + given +
                        "' is not --barcode LABEL (1 to 32 printable characters, no space) or "
                        "--manufactured YYYY-MM-DD\n";
       return false;
@@ -110,6 +113,11 @@ int vt_protect(Session& s, const Args& args) {
 // clear clears them all: for testing what watches the drive.
 int vt_alert(Session& s, const Args& args) {
   if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-alert");
+  if (args.empty()) {
+    s.diagnostics += "mt: vt-alert takes flags to raise (N), to clear (-N), or clear\n";
+    return static_cast<int>(Exit::usage);
+  }
+  // Clearing comes first, so "clear 20" leaves flag 20 alone raised.
   std::uint64_t set = 0, clear = 0;
   for (const auto& word : args) {
     const bool off = !word.empty() && word[0] == '-';
@@ -122,10 +130,6 @@ int vt_alert(Session& s, const Args& args) {
       s.diagnostics += "mt: vt-alert: '" + word + "' is not a flag N or -N (1 to 64) or clear\n";
       return static_cast<int>(Exit::usage);
     }
-  }
-  if (args.empty()) {
-    s.diagnostics += "mt: vt-alert takes flags to raise (N), to clear (-N), or clear\n";
-    return static_cast<int>(Exit::usage);
   }
   if (int e = attempt(s, [&] { tk::set_virtual_tape_alerts(s.inv.device, set, clear); })) {
     s.diagnostics += perror_text(s.inv.device, e);

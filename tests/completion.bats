@@ -97,7 +97,8 @@ stlongtimeout
 stshowoptions"
   run complete mt --json -f x.tap vt-
   assert_output "vt-create
-vt-protect"
+vt-protect
+vt-alert"
   run complete mt -fxyz x.tap --rsh-command ssh ver
   assert_output "verify"
   run complete mt -f tapehost:/dev/nst0 --connect-timeout=5 sta
@@ -191,6 +192,16 @@ setpart"
   assert_output "in.dat"
   run complete reblock -B -s 256k -o o
   assert_output "out.tap"
+}
+
+@test "completion: mt completes vt-alert's clear and vt-create's options after the capacity" {
+  run complete mt -f x.tap vt-alert cl
+  assert_output "clear"
+  run complete mt -f x.tap vt-create 10M --
+  assert_output "--barcode
+--manufactured"
+  run complete mt -f x.tap vt-create --
+  assert_output ""
 }
 
 @test "completion: mt completes the drive-health commands and --fail-on's severities" {

@@ -254,13 +254,10 @@ ROWS
   assert_equal "$stderr" "mt: /dev/zero: LOG SENSE page 0x2e: SG_IO on /dev/zero is not permitted (Operation not permitted; it needs CAP_SYS_RAWIO or a device opened for writing)"
 }
 
-@test "health: a virtual tape and a plain file cannot report drive health (exit 2)" {
-  "$MT" -f v.tap vt-create 0
+@test "health: a plain file cannot report drive health (exit 2)" {
   : >plain
   local command
   for command in tapealert capacity cartridge encryption health; do
-    run -2 --separate-stderr "$MT" -f v.tap "$command"
-    assert_equal "$stderr" "mt: v.tap is a virtual tape, which cannot report drive health yet"
     run -2 --separate-stderr "$MT" -f plain "$command"
     assert_equal "$stderr" "mt: plain is a plain file, not a tape drive: it cannot report drive health"
   done

@@ -61,6 +61,11 @@ struct PartitionCapacity {
   std::optional<std::uint32_t> maximum_mib;
 };
 std::vector<PartitionCapacity> parse_tape_capacity_page(Bytes data);
+// A capacity field at its largest value: saturated, as SPC-4's log
+// counters saturate, so more than the page can say. tapekit's virtual tape
+// without a capacity reports it for both fields of partition 0, and mt
+// reads it as "unlimited" (no cartridge holds 4 PiB).
+inline constexpr std::uint32_t no_capacity_limit_mib = 0xFFFFFFFF;
 
 // One attribute of a READ ATTRIBUTE reply (SPC-4 7.4).
 enum class AttributeFormat { binary = 0, ascii = 1, text = 2, reserved = 3 };

@@ -2,6 +2,7 @@
 // and replaced atomically on save.
 #include "drive_state.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -54,6 +55,10 @@ const char* inconsistency(const DriveState& s) {
       (s.recovery.cut_at > largest_offset || s.recovery.cut_bytes > largest_offset ||
        s.recovery.file < -1 || s.recovery.file > static_cast<std::int64_t>(largest_offset)))
     return "recovery record out of range";
+  if (!s.barcode.empty() && !valid_label(s.barcode)) return "barcode is not printable ASCII of at most 32";
+  if (!s.serial.empty() && !valid_label(s.serial)) return "serial is not printable ASCII of at most 32";
+  if (!s.manufactured.empty() && !valid_mam_date(s.manufactured))
+    return "manufacture date is not YYYYMMDD";
   const WriteSession& w = s.session;
   if (s.writing && w.known) {
     if (w.start > largest_offset) return "session start beyond any image";
@@ -73,6 +78,19 @@ Error state_error(const std::string& path, const std::string& what) {
 }
 
 }  // namespace
+
+bool valid_label(std::string_view text) {
+  return !text.empty() && text.size() <= 32 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
+bool valid_mam_date(std::string_view text) {
+  if (text.size() != 8 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  int month = (text[4] - '0') * 10 + (text[5] - '0');
+  int day = (text[6] - '0') * 10 + (text[7] - '0');
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+}
 
 std::string format_drive_state(const DriveState& s) {
   std::string t = "# tapekit virtual tape drive state (the image is the cartridge)\n";
@@ -109,6 +127,15 @@ std::string format_drive_state(const DriveState& s) {
       add("session-first-bytes", w.first_bytes.empty() ? "-" : w.first_bytes);
     }
   }
+  if (s.memory) {
+    add("load-count", std::to_string(s.load_count));
+    add("bytes-written", std::to_string(s.bytes_written));
+    add("bytes-read", std::to_string(s.bytes_read));
+  }
+  if (!s.barcode.empty()) add("barcode", s.barcode);
+  if (!s.manufactured.empty()) add("manufactured", s.manufactured);
+  if (!s.serial.empty()) add("serial", s.serial);
+  if (s.tapealert != 0) add("tapealert", std::to_string(s.tapealert));
   if (s.recovered) {
     add("recovered-cut-at", std::to_string(s.recovery.cut_at));
     add("recovered-cut-bytes", std::to_string(s.recovery.cut_bytes));
@@ -120,6 +147,7 @@ std::string format_drive_state(const DriveState& s) {
 
 DriveState parse_drive_state(std::string_view text, const std::string& path) {
   DriveState s;
+  s.memory = false;  // until the file says otherwise: one from before MAM has none
   int line_number = 0;
   while (!text.empty()) {
     ++line_number;
@@ -173,6 +201,16 @@ DriveState parse_drive_state(std::string_view text, const std::string& path) {
     else if (key == "recovered-cut-bytes") ok = parse_number(value, s.recovery.cut_bytes);
     else if (key == "recovered-filemark") flag(s.recovery.wrote_filemark);
     else if (key == "recovered-file") ok = parse_number(value, s.recovery.file);
+    else if (key == "load-count") {
+      ok = parse_number(value, s.load_count);
+      s.memory = true;
+    }
+    else if (key == "bytes-written") ok = parse_number(value, s.bytes_written);
+    else if (key == "bytes-read") ok = parse_number(value, s.bytes_read);
+    else if (key == "barcode") s.barcode = value;
+    else if (key == "manufactured") s.manufactured = value;
+    else if (key == "serial") s.serial = value;
+    else if (key == "tapealert") ok = parse_number(value, s.tapealert);
     else if (key == "eof") {
       ok = false;
       for (std::size_t i = 0; i < std::size(eof_names); ++i)

@@ -39,6 +39,15 @@ struct WriteSession {
   std::string first_bytes;    // its first data bytes, lowercase hex (at most 32 bytes)
 };
 
+// The TapeAlert flags the virtual tape's drive raises itself (SSC-4 Annex
+// A; why these, simh_tape.cpp).
+namespace alert {
+inline constexpr int hard_error = 3;
+inline constexpr int read_failure = 5;
+inline constexpr int write_protect = 9;
+inline constexpr int nearing_media_life = 19;
+}  // namespace alert
+
 struct DriveState {
   std::uint64_t offset = 0;  // byte offset of the position in the image
   std::int64_t file = 0;     // -1 = unknown, as st reports
@@ -70,12 +79,34 @@ struct DriveState {
   bool recovered = false;  // recovery below is meaningful
   Recovery recovery;
 
+  // The cartridge memory (MAM) a drive reads and updates on the cartridge
+  // itself (issue 26 §4). A state saved before these fields existed has
+  // none (memory false): counts begun later would be taken for the
+  // medium's life, so they stay unreported.
+  bool memory = true;
+  std::uint64_t load_count = 0;     // one per load of the cartridge
+  std::uint64_t bytes_written = 0;  // record bytes, in the medium's life
+  std::uint64_t bytes_read = 0;
+  std::string barcode;       // printable ASCII, at most 32; empty: no label
+  std::string manufactured;  // YYYYMMDD; empty: unknown
+  std::string serial;        // the medium serial number; empty: unknown
+  // Active TapeAlert flags, bit n-1 for flag n (SSC-4 Annex A).
+  std::uint64_t tapealert = 0;
+
+  void raise_alert(int flag) noexcept { tapealert |= std::uint64_t{1} << (flag - 1); }
+
   void rewind() noexcept {
     offset = 0;
     file = block = lba = 0;
     eof = EofState::none;
   }
 };
+
+// Whether text may be a barcode (or medium serial number): 1 to 32
+// printable ASCII characters, no space (SPC-4 gives them 32 bytes).
+bool valid_label(std::string_view text);
+// Whether text is a manufacture date as the MAM holds it: YYYYMMDD.
+bool valid_mam_date(std::string_view text);
 
 // The text of a state file, and back. parse_drive_state refuses (EINVAL,
 // naming the file, line and text) a malformed line and any value no drive

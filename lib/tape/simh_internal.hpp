@@ -19,6 +19,9 @@ std::uint64_t file_size(int fd, const std::string& path);
 struct LoadedState {
   DriveState state;
   std::string pending;  // a session left unfinished, for the next writer to complete
+  // The cartridge is new to the drive (no state yet, or the image changed
+  // behind its back): the open loads it, which its memory counts.
+  bool new_cartridge = false;
 };
 
 // The drive's state for the locked image fd. A session its writer never

@@ -7,6 +7,8 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
+#include <ctime>
 #include <fcntl.h>
 #include <memory>
 #include <string>
@@ -139,6 +141,7 @@ LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mo
     state.session = WriteSession{};
     refuse_foreign_file(fd, size, path);
     state.rewind();
+    loaded.new_cartridge = true;
     return loaded;
   }
   // A cartridge new to the drive: no state, or the image changed behind
@@ -148,6 +151,7 @@ LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mo
   if (!known) {
     refuse_foreign_file(fd, size, path);
     state.rewind();
+    loaded.new_cartridge = true;
   }
   return loaded;
 }
@@ -190,45 +194,100 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
   lock_image(fd.get(), path);
   const bool may_write = want_write && !file_protected;
-  DriveState state = load_completed_state(dir_fd, path, fd.get(), options.create_mode, may_write,
-                                          options.warn)
-                         .state;
+  LoadedState loaded = load_completed_state(dir_fd, path, fd.get(), options.create_mode,
+                                            may_write, options.warn);
+  DriveState& state = loaded.state;
   if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
+  // The load rule (man mt, "Virtual tapes"): an open loads the cartridge
+  // when it is new to the drive; `mt load` after an unload is the other.
+  if (loaded.new_cartridge && state.online) ++state.load_count;
 
   bool writable = may_write;
   int write_errno = want_write ? EACCES : EBADF;
+  const bool saves_state = may_save_state(fd.get(), file_protected);
   if (want_write && state.write_protect) {
-    if (!nonblock) throw Error(EROFS, "open " + path);
+    if (!nonblock) {
+      // The drive refused the write as a drive does, with TapeAlert 9; the
+      // state remembers the load and the flag for the next look at health.
+      state.raise_alert(alert::write_protect);
+      if (saves_state) {
+        struct stat st {};
+        if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
+        state.image_mtime_ns = mtime_ns(st);
+        save_drive_state(dir_fd, simh_state_path(path), state, options.create_mode, &st);
+      }
+      throw Error(EROFS, "open " + path);
+    }
     writable = false;  // st: an O_NONBLOCK open succeeds; writes get EACCES
   }
-  const bool saves_state = may_save_state(fd.get(), file_protected);
   return make_simh_tape(path, own_directory(dir_fd, path), std::move(fd), state,
                         access_mode != O_WRONLY, writable, write_errno, file_protected, saves_state,
                         options.create_mode);
 }
 
-void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes) {
+void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes,
+                         const CartridgeLabel& label) {
+  if (!label.barcode.empty() && !valid_label(label.barcode))
+    throw Error(EINVAL, "create " + path + " (barcode " + label.barcode +
+                            ": 1 to 32 printable characters, no space)");
+  if (!label.manufactured.empty() && !valid_mam_date(label.manufactured))
+    throw Error(EINVAL, "create " + path + " (manufacture date " + label.manufactured +
+                            ": not YYYYMMDD)");
   check_state_names(path);
   Fd fd = open_file(path, O_RDWR | O_CREAT, 0666);
   lock_image(fd.get(), path);
   if (file_size(fd.get(), path) != 0) throw Error(EEXIST, "create " + path);
   DriveState state;
   state.capacity = capacity_bytes;
+  state.barcode = label.barcode;
+  // A cartridge is made once: its date is today's unless given, and its
+  // serial number the moment of making, which no other image shares by
+  // chance.
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  state.manufactured = label.manufactured;
+  if (state.manufactured.empty()) {
+    struct tm utc {};
+    char date[16] = {};
+    ::gmtime_r(&now.tv_sec, &utc);
+    std::strftime(date, sizeof date, "%Y%m%d", &utc);
+    state.manufactured = date;
+  }
+  char serial[40] = {};
+  std::snprintf(serial, sizeof serial, "TK%llX%09ld", static_cast<unsigned long long>(now.tv_sec),
+                now.tv_nsec);
+  state.serial = serial;
   save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666);
   fd.close("close " + path);
 }
 
-void set_virtual_tape_protect(const std::string& path, bool on) {
+namespace {
+
+// Changes the drive's state of the image at path without loading the
+// cartridge: whoever may open the image may, and a session left
+// unfinished stays for the next writer.
+template <class Change>
+void change_drive_state(const std::string& path, Change change) {
   Fd fd = open_file(path, O_RDONLY);
   lock_image(fd.get(), path);
-  // Protection is the drive's, not the image's: whoever may open the image
-  // sets it, and a session left unfinished stays for the next writer.
   DriveState state = load_completed_state(AT_FDCWD, path, fd.get(), 0666, false, {}).state;
-  state.write_protect = on;
+  change(state);
   struct stat st {};
   if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
   save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666, &st);
   fd.close("close " + path);
+}
+
+}  // namespace
+
+void set_virtual_tape_protect(const std::string& path, bool on) {
+  change_drive_state(path, [&](DriveState& state) { state.write_protect = on; });
+}
+
+void set_virtual_tape_alerts(const std::string& path, std::uint64_t set, std::uint64_t clear) {
+  change_drive_state(path, [&](DriveState& state) {
+    state.tapealert = (state.tapealert & ~clear) | set;
+  });
 }
 
 }  // namespace tk

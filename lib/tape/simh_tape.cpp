@@ -14,6 +14,17 @@
 // capacity and that plus one record, and one that keeps going stops at the
 // capacity: always between half the capacity and the capacity plus a record.
 //
+// Health (issue 26 §4): the drive answers mt's health queries as an LTO
+// drive would, from the image and the cartridge memory its state keeps.
+// TapeAlert flags are raised where a drive raises them: 3 (Hard error) and
+// 5 (Read failure) by a read that meets a damaged record, 9 (Write
+// protect) by a write refused for protection, and 19 (Nearing media life)
+// by a write that passes early warning: SSC-4 has no flag for the end of
+// the medium (drives report it in sense data, as EOT here), and 19, of
+// severity Information, is the one that tells a monitor the cartridge
+// takes little more. Reading the TapeAlert page clears them, as SSC-4's
+// default for the page does.
+//
 // Opening an image and loading the drive's state are in simh_load.cpp,
 // checking an image for `mt verify` in simh_verify.cpp.
 #include "simh_tape.hpp"
@@ -29,6 +40,9 @@
 
 #include "../error.hpp"
 #include "../io.hpp"
+#include "../scsi/page_builder.hpp"
+#include "../scsi/pages.hpp"
+#include "../scsi/sg_io.hpp"
 #include "drive_state.hpp"
 #include "image_appender.hpp"
 #include "session_recovery.hpp"
@@ -91,7 +105,10 @@ class SimhTape final : public Tape {
 
   void write(std::span<const std::byte> data) override {
     check_usable("write");
-    if (!writable_) throw Error(write_errno_, "write " + name());
+    if (!writable_) {
+      note_write_refused();
+      throw Error(write_errno_, "write " + name());
+    }
     if (data.empty()) return;
     drop_read_ahead();
     const std::uint32_t b = state_.block_size;
@@ -116,6 +133,7 @@ class SimhTape final : public Tape {
         write_record(data.subspan(done, b), done);
     }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
+    if (state_.eof == EofState::early_warning) state_.raise_alert(alert::nearing_media_life);
   }
 
   void op(MtOp op, int count) override {
@@ -234,7 +252,86 @@ class SimhTape final : public Tape {
 
   bool keeps_records() const override { return true; }
 
+  // INQUIRY, TapeAlert, Tape Capacity and the cartridge memory, as an LTO
+  // drive encodes them; encryption is a drive feature this one lacks.
+  std::vector<std::uint8_t> health_data(scsi::HealthQuery query) override {
+    check_open();
+    const scsi::Cdb cdb = scsi::health_cdb(query);
+    std::vector<std::uint8_t> data;
+    switch (query) {
+      case scsi::HealthQuery::inquiry:
+        data = scsi::build_inquiry("TAPEKIT", "VIRTUAL TAPE", "0001");
+        break;
+      case scsi::HealthQuery::tapealert:
+        data = scsi::build_tapealert_page(state_.tapealert);
+        state_.tapealert = 0;  // read clears them; close() saves that
+        break;
+      case scsi::HealthQuery::capacity:
+        need_cartridge(cdb);
+        data = capacity_page();
+        break;
+      case scsi::HealthQuery::attributes:
+        need_cartridge(cdb);
+        data = attribute_list();
+        break;
+      case scsi::HealthQuery::encryption:
+      default:
+        throw scsi::ScsiError(EOPNOTSUPP, scsi::Refusal::illegal_request, cdb.what,
+                              "the drive does not support it (ILLEGAL REQUEST, asc 0x20 ascq 0x00)");
+    }
+    if (data.size() > cdb.allocation_length) data.resize(cdb.allocation_length);
+    return data;
+  }
+
  private:
+  // A write this open may not make: raises Write protect when the reason is
+  // the cartridge's protection (an open for writing), not a read-only open.
+  void note_write_refused() noexcept {
+    if (write_errno_ == EACCES) state_.raise_alert(alert::write_protect);
+  }
+
+  void need_cartridge(const scsi::Cdb& cdb) const {
+    if (!state_.online)
+      throw scsi::ScsiError(ENOMEDIUM, scsi::Refusal::no_medium, cdb.what,
+                            "there is no cartridge in the drive (NOT READY, asc 0x3a ascq 0x00)");
+  }
+
+  static std::uint32_t mib(std::uint64_t bytes) {
+    // A figure the page cannot hold saturates one short of "no limit".
+    return static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(bytes >> 20, scsi::no_capacity_limit_mib - 1));
+  }
+
+  // Partition 0 from the configured capacity and the image's bytes; an
+  // image without a capacity saturates both fields (pages.hpp).
+  std::vector<std::uint8_t> capacity_page() {
+    if (state_.capacity == 0)
+      return scsi::build_tape_capacity_page(scsi::no_capacity_limit_mib, scsi::no_capacity_limit_mib);
+    flush_staged();
+    const std::uint64_t used = std::min(file_size(fd_.get(), name()), state_.capacity);
+    return scsi::build_tape_capacity_page(mib(state_.capacity - used), mib(state_.capacity));
+  }
+
+  // The MAM attributes an LTO cartridge holds, in identifier order (SPC-4
+  // 6.17.2), each with its standard size; what the state never knew is
+  // left out.
+  std::vector<std::uint8_t> attribute_list() const {
+    namespace mam = scsi::mam;
+    scsi::AttributeList list;
+    if (state_.memory) {
+      list.add_binary(mam::load_count, state_.load_count, 8);
+      list.add_binary(mam::mib_written_in_life, state_.bytes_written >> 20, 8);
+      list.add_binary(mam::mib_read_in_life, state_.bytes_read >> 20, 8);
+    }
+    list.add_ascii(mam::manufacturer, "TAPEKIT", 8);
+    if (!state_.serial.empty()) list.add_ascii(mam::serial_number, state_.serial, 32);
+    list.add_binary(mam::density_code, state_.density, 1);
+    if (!state_.manufactured.empty()) list.add_ascii(mam::manufacture_date, state_.manufactured, 8);
+    list.add_binary(mam::medium_type, 0x00, 1);  // a data cartridge
+    if (!state_.barcode.empty()) list.add_ascii(mam::barcode, state_.barcode, 32);
+    return list.bytes();
+  }
+
   void check_open() const {
     if (!fd_.valid()) throw Error(EBADF, "use of closed tape " + name());
   }
@@ -340,6 +437,7 @@ class SimhTape final : public Tape {
   }
 
   [[noreturn]] void fail_at_invalid(const Object& o, const std::string& what) {
+    if (what == "read") raise_read_failure();
     state_.offset = o.start;
     state_.block = -1;
     state_.eof = EofState::none;
@@ -377,7 +475,13 @@ class SimhTape final : public Tape {
     return 0;
   }
 
+  void raise_read_failure() noexcept {
+    state_.raise_alert(alert::hard_error);
+    state_.raise_alert(alert::read_failure);
+  }
+
   [[noreturn]] void read_bad_record(const Object& o) {
+    raise_read_failure();
     Object framed = image_.next(o.start, true);
     if (framed.kind == Kind::invalid) fail_at_invalid(framed, "read");
     pass_record(framed);
@@ -407,6 +511,7 @@ class SimhTape final : public Tape {
     }
     if (!image_.read_data(o, buf.first(o.length))) fail_at_invalid(o, "read");
     pass_record(o);
+    state_.bytes_read += o.length;
     state_.eof = EofState::none;
     return o.length;
   }
@@ -449,6 +554,7 @@ class SimhTape final : public Tape {
         done += want;
       }
       pass_record(o);
+      state_.bytes_read += b;
       state_.eof = EofState::none;
     }
     return done;
@@ -538,6 +644,7 @@ class SimhTape final : public Tape {
     state_.file = keep.file;
     state_.block = keep.block;
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
+    state_.bytes_written -= data_written_ - keep.data;  // what the medium never got
     data_written_ = keep.data;
     records_written_ = keep.records;
     // If even the cut failed, the next write truncates first (last_write_ off).
@@ -575,6 +682,7 @@ class SimhTape final : public Tape {
                     {tail, pad + 4}};
     append(iov, span, done_before);
     data_written_ += length;
+    state_.bytes_written += length;
     ++records_written_;
     ++state_.lba;
     if (state_.block >= 0) ++state_.block;
@@ -582,6 +690,7 @@ class SimhTape final : public Tape {
   }
 
   void write_filemarks(int count) {
+    if (!writable_) note_write_refused();
     if (!writable_) throw Error(write_errno_ == EBADF ? EACCES : write_errno_, "weof " + name());
     truncate_here(count > 0 ? FirstObject{true, simh::mark_word, {}} : FirstObject{});
     last_write_ = false;
@@ -612,6 +721,7 @@ class SimhTape final : public Tape {
       left -= now;
     }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
+    if (state_.eof == EofState::early_warning) state_.raise_alert(alert::nearing_media_life);
   }
 
   // --- spacing ---
@@ -836,6 +946,7 @@ class SimhTape final : public Tape {
   }
 
   void op_load() {
+    if (!state_.online) ++state_.load_count;  // a load of a loaded cartridge loads nothing
     state_.rewind();  // a newly loaded cartridge is at BOT
     state_.online = true;
     state_.compression_set = false;
@@ -843,6 +954,7 @@ class SimhTape final : public Tape {
   }
 
   void op_erase(const std::string& what) {
+    if (!writable_) note_write_refused();
     if (!writable_) throw Error(write_errno_ == EBADF ? EACCES : write_errno_, what);
     truncate_here({});
     state_.eof = EofState::none;

@@ -20,12 +20,26 @@ namespace tk {
 std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
                                      const OpenOptions& options = {});
 
+// What a new cartridge's memory is given: empty fields get the defaults
+// (no barcode; manufactured today, UTC).
+struct CartridgeLabel {
+  std::string barcode;       // 1 to 32 printable characters, no space
+  std::string manufactured;  // YYYYMMDD
+};
+
 // Makes a blank cartridge loaded at BOT; capacity 0 = unlimited. Refuses with
-// EEXIST when a non-empty image is there (an empty one is reinitialised).
-void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes);
+// EEXIST when a non-empty image is there (an empty one is reinitialised), and
+// EINVAL for a label a cartridge memory cannot hold.
+void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes,
+                         const CartridgeLabel& label = {});
 
 // Sets or clears the image's write protection (kept in the state file).
 void set_virtual_tape_protect(const std::string& path, bool on);
+
+// Raises the TapeAlert flags in set and clears those in clear (bit n-1 for
+// flag n), as an operator testing a monitor would; the cartridge is not
+// loaded for it.
+void set_virtual_tape_alerts(const std::string& path, std::uint64_t set, std::uint64_t clear);
 
 // EIO from a damaged image, EMEDIUMTYPE from a file that is no image at all;
 // damage() says what and where ("record of 600000 bytes cut short by the end

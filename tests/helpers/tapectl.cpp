@@ -14,6 +14,8 @@
 //   status             file=F block=B then the status bits in mt-st order
 //   drive              type, partition, block size, density, compression
 //   tell               the logical block address
+//   health QUERY       the bytes Tape::health_data answers to scsi::HealthQuery
+//                      QUERY (0-4), as hex, 16 a line (for sg3_utils' --in)
 //   hold FILE SECS     create FILE once open, then keep the tape open SECS
 //   bench-write SIZE TOTAL / bench-read SIZE
 //                      timed bulk transfer; prints "SECONDS BYTES"
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "../../lib/error.hpp"
+#include "../../lib/scsi/cdb.hpp"
 #include "../../lib/tape/tape.hpp"
 
 namespace {
@@ -139,6 +142,13 @@ void do_drive(tk::Tape& tape) {
               s.drive_type, s.partition, s.block_size, s.density, s.compression ? 1 : 0);
 }
 
+void do_health(tk::Tape& tape, const std::vector<std::string>& args) {
+  auto query = static_cast<tk::scsi::HealthQuery>(number(args.at(1)));
+  std::vector<std::uint8_t> data = tape.health_data(query);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    std::printf("%02x%c", data[i], i % 16 == 15 || i + 1 == data.size() ? '\n' : ' ');
+}
+
 void bench_write(tk::Tape& tape, const std::vector<std::string>& args) {
   auto size = static_cast<std::size_t>(number(args.at(1)));
   auto total = static_cast<std::size_t>(number(args.at(2)));
@@ -171,6 +181,7 @@ bool run(tk::Tape& tape, const std::vector<std::string>& cmd) {
       tape.op(it->second, cmd.size() > 2 ? static_cast<int>(number(cmd[2])) : 1);
     } else if (c == "status") do_status(tape);
     else if (c == "drive") do_drive(tape);
+    else if (c == "health") do_health(tape, cmd);
     else if (c == "tell") std::printf("%lld\n", static_cast<long long>(tape.tell()));
     else if (c == "hold") {
       std::FILE* f = std::fopen(cmd.at(1).c_str(), "w");

@@ -55,6 +55,45 @@ TEST(DriveState, WhatIsSavedLoadsBackTheSame) {
   EXPECT_EQ(back.recovery.file, 1);
 }
 
+TEST(DriveState, TheCartridgeMemoryLoadsBackTheSame) {
+  tk::DriveState s;
+  s.load_count = 12;
+  s.bytes_written = 5 << 20;
+  s.bytes_read = 3 << 20;
+  s.barcode = "ABC123L8";
+  s.manufactured = "20261204";
+  s.serial = "TK1";
+  s.tapealert = (std::uint64_t{1} << 19) | (std::uint64_t{1} << 63);
+  tk::DriveState back = tk::parse_drive_state(tk::format_drive_state(s), "x");
+  EXPECT_TRUE(back.memory);
+  EXPECT_EQ(back.load_count, 12u);
+  EXPECT_EQ(back.bytes_written, 5u << 20);
+  EXPECT_EQ(back.bytes_read, 3u << 20);
+  EXPECT_EQ(back.barcode, "ABC123L8");
+  EXPECT_EQ(back.manufactured, "20261204");
+  EXPECT_EQ(back.serial, "TK1");
+  EXPECT_EQ(back.tapealert, s.tapealert);
+}
+
+// A state saved before the cartridge memory existed has none: its counts
+// are unknown, and stay so when saved again.
+TEST(DriveState, AStateFromBeforeTheCartridgeMemoryHasNone) {
+  tk::DriveState old = tk::parse_drive_state("offset 0\nfile 0\ncapacity 0\n", "x");
+  EXPECT_FALSE(old.memory);
+  EXPECT_TRUE(old.barcode.empty());
+  EXPECT_EQ(old.tapealert, 0u);
+  EXPECT_FALSE(tk::parse_drive_state(tk::format_drive_state(old), "x").memory);
+  EXPECT_TRUE(tk::DriveState{}.memory);  // no state file: a cartridge new to the drive
+}
+
+TEST(DriveState, LabelsAndDatesACartridgeMemoryCannotHoldAreRefused) {
+  EXPECT_NE(refusal("barcode " + std::string(33, 'A') + "\n").find("barcode"), std::string::npos);
+  EXPECT_NE(refusal("barcode A\x01\n").find("barcode"), std::string::npos);
+  EXPECT_NE(refusal("manufactured 20261304\n").find("manufacture date"), std::string::npos);
+  EXPECT_NE(refusal("manufactured 2026-12-04\n").find("manufacture date"), std::string::npos);
+  EXPECT_NE(refusal("tapealert -1\n").find("line 1"), std::string::npos);
+}
+
 // After mt seek the drive's file number is unknown (-1), and a recovery
 // made then records it so: that state must load (it once made the tape
 // unusable until the state file was deleted by hand).

@@ -338,8 +338,9 @@ constexpr std::array commands{
     Command{"partseek", tk::MtOp::seek, do_partseek, 0, Access::read, 2, online, false},
     Command{"asf", tk::MtOp::fsf, do_asf, 0, Access::read, 1, online, false},
     Command{"stshowoptions", tk::MtOp::nop, do_show_options, 0, Access::read, 1, no_tests, false},
-    Command{"vt-create", tk::MtOp::nop, vt_handler<vt_create>, 0, Access::none, 1, no_tests, true},
+    Command{"vt-create", tk::MtOp::nop, vt_handler<vt_create>, 0, Access::none, 5, no_tests, true},
     Command{"vt-protect", tk::MtOp::nop, vt_handler<vt_protect>, 0, Access::none, 1, no_tests, true},
+    Command{"vt-alert", tk::MtOp::nop, vt_handler<vt_alert>, 0, Access::none, 64, no_tests, true},
     Command{"verify", tk::MtOp::nop, vt_handler<verify_image>, 0, Access::none, 0, no_tests, true},
     Command{"tapealert", tk::MtOp::nop, vt_handler<health_tapealert>, 0, Access::none, 2, no_tests, true},
     Command{"capacity", tk::MtOp::nop, vt_handler<health_capacity>, 0, Access::none, 0, no_tests, true},
@@ -409,8 +410,10 @@ std::string usage_text(bool explain) {
 std::string help_text() {
   return usage_text(true) +
          "tapekit extensions:\n"
-         "  vt-create capacity   make a blank virtual tape (*.tap); capacity 0: unlimited\n"
+         "  vt-create capacity [--barcode label] [--manufactured yyyy-mm-dd]\n"
+         "                       make a blank virtual tape (*.tap); capacity 0: unlimited\n"
          "  vt-protect 1|0       set or clear a virtual tape's write protection\n"
+         "  vt-alert n|-n|clear  raise or clear a virtual tape's TapeAlert flag n (1-64)\n"
          "  verify               check a virtual tape's structure, report the first damage\n"
          "  tapealert [--fail-on critical|warning]\n"
          "                       active TapeAlert flags: number, name, severity (exit 1\n"
@@ -419,7 +422,7 @@ std::string help_text() {
          "  cartridge            the cartridge memory: barcode, serial, load count, ...\n"
          "  encryption           the drive's data encryption status\n"
          "  health               the drive (INQUIRY), then all four (--json: one object,\n"
-         "                       with status); local st drives only, through SG_IO\n"
+         "                       with status); st drives, remote ones, virtual tapes\n"
          "  --json               status, tell and health as one JSON object\n"
          "  -f [user@]host:path  a remote drive, through the rmt protocol\n"
          "  --rsh-command=cmd    remote shell for host:path (default $RSH, else ssh)\n"

@@ -1,8 +1,9 @@
 // mt's drive-health commands: tapealert, capacity, cartridge, encryption and
 // --json health, each a fixed read-only SCSI command (lib/scsi) the Tape
 // answers: a local st drive through SG_IO on the st node itself, a remote
-// one through tapekit's rmt (i29811), a virtual tape from its image. A
-// plain file or another rmt gets one line saying so (exit 2).
+// one through tapekit's rmt (i29811), a virtual tape from its image and
+// cartridge memory (simh_tape.cpp). A plain file or another rmt gets one
+// line saying so (exit 2).
 #include "session.hpp"
 
 #include <exception>
@@ -21,14 +22,15 @@ namespace {
 namespace scsi = tk::scsi;
 
 // Why a local name cannot report drive health (it is no character
-// device), or empty. Remote drives and virtual tapes answer through their
-// Tape (tapekit's rmt, the image); other servers refuse there.
+// device and no virtual tape), or empty. Remote drives and virtual tapes
+// answer through their Tape (tapekit's rmt, the image); other servers
+// refuse there.
 std::string health_refusal(const Invocation& inv) {
   const std::string& name = inv.device;
-  if (tk::opens_remote(name, inv.open_options)) return {};
   constexpr std::string_view suffix = ".tap";
-  if (name.size() > suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix)
-    return name + " is a virtual tape, which cannot report drive health yet";
+  if (tk::opens_remote(name, inv.open_options) ||
+      (name.size() > suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix))
+    return {};
   struct stat st {};
   // A name that is not there is left to the open, for mt's perror line.
   if (::stat(name.c_str(), &st) != 0 || S_ISCHR(st.st_mode)) return {};
@@ -139,6 +141,10 @@ std::string capacity_text(const std::vector<scsi::PartitionCapacity>& parts) {
   std::string out;
   for (const auto& p : parts) {
     out += format("partition %d:", p.partition);
+    if (p.maximum_mib == scsi::no_capacity_limit_mib) {
+      out += " unlimited (a virtual tape without a capacity)\n";
+      continue;
+    }
     if (p.remaining_mib) out += format(" %u MiB remaining", *p.remaining_mib);
     if (p.maximum_mib) out += format("%s %u MiB maximum", p.remaining_mib ? " of" : "", *p.maximum_mib);
     out += percent_used(p) + "\n";
@@ -192,10 +198,15 @@ std::string optional_json(const auto& v) {
 
 std::string capacity_json(const std::vector<scsi::PartitionCapacity>& parts) {
   std::string out = "[";
-  for (const auto& p : parts)
+  for (const auto& p : parts) {
+    // No limit has no figure: both null, and "unlimited" (present only
+    // then, so a drive's report keeps its keys) says why.
+    const bool unlimited = p.maximum_mib == scsi::no_capacity_limit_mib;
     out += std::string(out.size() > 1 ? "," : "") + format("{\"partition\":%d", p.partition) +
-           ",\"remaining_mib\":" + optional_json(p.remaining_mib) +
-           ",\"maximum_mib\":" + optional_json(p.maximum_mib) + "}";
+           ",\"remaining_mib\":" + (unlimited ? "null" : optional_json(p.remaining_mib)) +
+           ",\"maximum_mib\":" + (unlimited ? "null" : optional_json(p.maximum_mib)) +
+           (unlimited ? ",\"unlimited\":true}" : "}");
+  }
   return out + "]";
 }
 

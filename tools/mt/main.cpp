@@ -14,10 +14,11 @@
 //  - names [user@]host:path reach a remote drive through rmt, with
 //    --rsh-command and --rmt-command (words mt-st rejects as usage errors);
 //  - --json status prints one JSON object;
-//  - drive health on local st drives, through SG_IO on the st node:
-//    tapealert [--fail-on critical|warning], capacity, cartridge, encryption
-//    and health (--json: one object), matched only when typed in full;
-//  - virtual tapes (*.tap): vt-create, vt-protect and verify, which match only
+//  - drive health on st drives (SG_IO on the st node), remote drives behind
+//    tapekit's rmt and virtual tapes: tapealert [--fail-on
+//    critical|warning], capacity, cartridge, encryption and health (--json:
+//    one object), matched only when typed in full;
+//  - virtual tapes (*.tap): vt-create, vt-protect, vt-alert and verify, which match only
 //    when typed in full, so every abbreviation mt-st accepts means the same;
 //  - -h lists these extensions after mt-st's usage, --help prints the same on
 //    standard output and exits 0 (mt-st: short usage, exit 1), and -v adds

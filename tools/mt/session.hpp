@@ -54,9 +54,11 @@ int attempt(Session& s, Fn&& fn) {
 // exit status and leaves its message in s.diagnostics.
 int vt_create(Session& s, const Args& args);
 int vt_protect(Session& s, const Args& args);
+int vt_alert(Session& s, const Args& args);
 int verify_image(Session& s, const Args& args);
 
-// tapekit's drive-health commands (health.cpp), local st drives only.
+// tapekit's drive-health commands (health.cpp): st drives, remote drives
+// behind tapekit's rmt, virtual tapes.
 int health_tapealert(Session& s, const Args& args);
 int health_capacity(Session& s, const Args& args);
 int health_cartridge(Session& s, const Args& args);

@@ -1,10 +1,14 @@
-// mt's virtual-tape commands: vt-create, vt-protect and verify on *.tap images.
+// mt's virtual-tape commands: vt-create, vt-protect, vt-alert and verify on
+// *.tap images.
 #include "session.hpp"
 
+#include <charconv>
 #include <iostream>
+#include <optional>
 #include <string_view>
 
 #include "../../lib/size.hpp"
+#include "../../lib/tape/drive_state.hpp"
 #include "../../lib/tape/simh_tape.hpp"
 
 namespace tk::mt {
@@ -36,6 +40,44 @@ std::string recovery_text(const tk::Recovery& r) {
   return t;
 }
 
+// vt-create's options after the capacity: --barcode LABEL and
+// --manufactured YYYY-MM-DD, each as one word (--barcode=L) or two.
+bool parse_label(Session& s, const Args& args, tk::CartridgeLabel& label) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string given = args[i], name = args[i], value;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+      given += " " + value;
+    }
+    // The MAM holds the date as YYYYMMDD; the operator writes it as ISO 8601.
+    const std::string compact = value.size() == 10 && value[4] == '-' && value[7] == '-'
+                                    ? value.substr(0, 4) + value.substr(5, 2) + value.substr(8, 2)
+                                    : std::string();
+    if (name == "--barcode" && tk::valid_label(value)) {
+      label.barcode = value;
+    } else if (name == "--manufactured" && tk::valid_mam_date(compact)) {
+      label.manufactured = compact;
+    } else {
+      s.diagnostics += "mt: vt-create: '" + given +
+                       "' is not --barcode LABEL (1 to 32 printable characters, no space) or "
+                       "--manufactured YYYY-MM-DD\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+// One flag number of vt-alert: 1 to 64.
+std::optional<int> alert_number(const std::string& word) {
+  int n = 0;
+  auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), n);
+  if (ec != std::errc() || end != word.data() + word.size() || n < 1 || n > 64) return std::nullopt;
+  return n;
+}
+
 }  // namespace
 
 int vt_create(Session& s, const Args& args) {
@@ -45,7 +87,9 @@ int vt_create(Session& s, const Args& args) {
     return static_cast<int>(Exit::usage);
   }
   std::uint64_t capacity = tk::parse_size(args[0], "capacity");
-  if (int e = attempt(s, [&] { tk::create_virtual_tape(s.inv.device, capacity); })) {
+  tk::CartridgeLabel label;
+  if (!parse_label(s, Args(args.begin() + 1, args.end()), label)) return static_cast<int>(Exit::usage);
+  if (int e = attempt(s, [&] { tk::create_virtual_tape(s.inv.device, capacity, label); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }
@@ -59,6 +103,35 @@ int vt_protect(Session& s, const Args& args) {
     return static_cast<int>(Exit::usage);
   }
   if (int e = attempt(s, [&] { tk::set_virtual_tape_protect(s.inv.device, args[0] == "1"); })) {
+    s.diagnostics += perror_text(s.inv.device, e);
+    return static_cast<int>(Exit::device);
+  }
+  return 0;
+}
+
+// vt-alert N raises TapeAlert flag N, vt-alert -N clears it, vt-alert
+// clear clears them all: for testing what watches the drive.
+int vt_alert(Session& s, const Args& args) {
+  if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-alert");
+  if (args.empty()) {
+    s.diagnostics += "mt: vt-alert takes flags to raise (N), to clear (-N), or clear\n";
+    return static_cast<int>(Exit::usage);
+  }
+  // Clearing comes first, so "clear 20" leaves flag 20 alone raised.
+  std::uint64_t set = 0, clear = 0;
+  for (const auto& word : args) {
+    const bool off = !word.empty() && word[0] == '-';
+    std::optional<int> n = alert_number(off ? word.substr(1) : word);
+    if (word == "clear") {
+      clear = ~std::uint64_t{0};
+    } else if (n) {
+      (off ? clear : set) |= std::uint64_t{1} << (*n - 1);
+    } else {
+      s.diagnostics += "mt: vt-alert: '" + word + "' is not a flag N or -N (1 to 64) or clear\n";
+      return static_cast<int>(Exit::usage);
+    }
+  }
+  if (int e = attempt(s, [&] { tk::set_virtual_tape_alerts(s.inv.device, set, clear); })) {
     s.diagnostics += perror_text(s.inv.device, e);
     return static_cast<int>(Exit::device);
   }

@@ -60,8 +60,8 @@ PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file
 # A unity build (UNITY=1, the default): the sources of each group below are
 # compiled as one translation unit, which parses the standard library's and
 # cxxopts' headers once a group instead of once a file: a clean make test's
-# two builds took about 4 minutes of its 13 on two CPUs, three quarters of
-# it in those headers. A change recompiles its group (5 to 20 s). UNITY=0
+# two builds took about 4 minutes of its 13 on two CPUs, and half of a
+# file's compile was those headers (g++ -fsyntax-only). A change recompiles its group (5 to 20 s). UNITY=0
 # compiles one object a source, for editing one file at a time. The groups
 # share nothing a file keeps to itself: anonymous namespaces and statics
 # must not clash (a clash is a compile error, never a silent change).

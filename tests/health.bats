@@ -25,8 +25,8 @@ FAKE_ST=$TK_TEST_LIB/fake_st.so
 
 setup() {
   cd "$BATS_TEST_TMPDIR" || return 1
-  unset TAPE FAKE_ST_ALERTS FAKE_ST_CAPACITY FAKE_ST_MAM FAKE_ST_ENCRYPTION FAKE_ST_MISSING \
-    FAKE_ST_MALFORMED FAKE_ST_SG FAKE_ST_DEVICE FAKE_ST_STATE FAKE_ST_LOG
+  unset TAPE
+  forget_fake_drive
 }
 
 # Runs a command against the faked drive.

@@ -96,6 +96,24 @@ kill_tree() {
   done
 }
 
+# Forgets every setting of the faked st drive (tests/shim/fake_st.c) a test
+# may have inherited from the environment, whatever the shim adds next.
+forget_fake_drive() { unset "${!FAKE_ST_@}"; }
+
+# Starts a private sshd for this test (tests/sshd-helper) in $SSHDIR, which
+# the test's teardown stops with stop_test_sshd; skips the test where sshd
+# cannot run here (not root, no openssh-server).
+start_test_sshd() {
+  SSHDIR=$BATS_TEST_TMPDIR/sshd
+  local rc=0
+  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" >"$BATS_TEST_TMPDIR/sshd.out" 2>&1 || rc=$?
+  [ "$rc" != 77 ] || skip "$(cat "$BATS_TEST_TMPDIR/sshd.out")"
+  [ "$rc" = 0 ] || fail "$(cat "$BATS_TEST_TMPDIR/sshd.out")"
+}
+stop_test_sshd() {
+  if [ -n "${SSHDIR:-}" ]; then "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"; fi
+}
+
 # Drops buffer's note on a short queue (-s 256k in 1.19's default -m 1m)
 # from $stderr_lines, for tests about the lines that follow it.
 without_queue_note() {

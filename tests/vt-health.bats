@@ -19,9 +19,7 @@ setup() {
   export RSH=$BATS_TEST_DIRNAME/rsh-standin
 }
 
-teardown() {
-  if [ -n "${SSHDIR:-}" ]; then "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"; fi
-}
+teardown() { stop_test_sshd; }
 
 # One field of the cartridge memory, from --json health.
 cartridge() { "$MT" --json -f "$1" health | jq -c ".cartridge | $2"; }
@@ -240,11 +238,7 @@ same_report() {
 }
 
 @test "vt-health: over the test sshd, tapekit's rmt reports a virtual tape as the local one does" {
-  SSHDIR=$BATS_TEST_TMPDIR/sshd
-  local rc=0
-  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" >sshd.out 2>&1 || rc=$?
-  [ "$rc" != 77 ] || skip "$(cat sshd.out)"
-  [ "$rc" = 0 ] || fail "$(cat sshd.out)"
+  start_test_sshd
   export RSH=$SSHDIR/ssh RMT=$TK_BIN/rmt
   "$MT" -f x.tap vt-create 20M --barcode SSH001L8
   write_mib x.tap 1048576

@@ -54,6 +54,12 @@ struct Ring::Shared {
   std::atomic<std::uint64_t> consumer_steps{0};
   std::atomic<std::uint64_t> consumer_volume{1};
   std::atomic<std::int64_t> consumer_tape_file{-1};
+  // remaining << 32 | maximum, one word so a report never mixes two samples.
+  std::atomic<std::uint64_t> tape_capacity{0};
+  std::atomic<std::uint64_t> tape_sampled_at{0};
+  std::atomic<bool> alerts_known{false};
+  std::atomic<std::uint64_t> alerts_before{0};
+  std::atomic<std::uint64_t> alerts_during{0};
   // Followed by `blocks` lengths, then the blocks themselves.
 };
 
@@ -483,6 +489,15 @@ void Ring::set_consumer_volume(std::uint64_t volume) noexcept {
 void Ring::set_consumer_tape_file(std::int64_t file) noexcept {
   shared_->consumer_tape_file.store(file);
 }
+void Ring::set_output_capacity(std::uint32_t remaining_mib, std::uint32_t maximum_mib,
+                               std::uint64_t at_bytes_out) noexcept {
+  shared_->tape_sampled_at.store(at_bytes_out);
+  shared_->tape_capacity.store(std::uint64_t{remaining_mib} << 32 | maximum_mib);
+}
+void Ring::add_output_alerts(std::uint64_t flags, bool before_run) noexcept {
+  (before_run ? shared_->alerts_before : shared_->alerts_during).fetch_or(flags);
+  shared_->alerts_known.store(true);
+}
 void Ring::set_consumer_ready() noexcept { shared_->consumer_ready.store(true); }
 bool Ring::consumer_ready() const noexcept { return shared_->consumer_ready.load(); }
 void Ring::set_consumer_reported() noexcept { shared_->consumer_reported.store(true); }
@@ -500,6 +515,13 @@ RingStats Ring::stats() const noexcept {
   r.underruns = s.underruns.load(std::memory_order_relaxed);
   r.volume = s.consumer_volume.load(std::memory_order_relaxed);
   r.tape_file = s.consumer_tape_file.load(std::memory_order_relaxed);
+  std::uint64_t capacity = s.tape_capacity.load();
+  r.tape_remaining_mib = static_cast<std::uint32_t>(capacity >> 32);
+  r.tape_maximum_mib = static_cast<std::uint32_t>(capacity);
+  r.tape_sampled_at = s.tape_sampled_at.load();
+  r.alerts_known = s.alerts_known.load();
+  r.alerts_before = s.alerts_before.load();
+  r.alerts_during = s.alerts_during.load();
   return r;
 }
 

@@ -29,6 +29,17 @@ struct RingStats {
   std::uint64_t underruns = 0;
   std::uint64_t volume = 1;        // the consumer's output volume, from 1
   std::int64_t tape_file = -1;     // the tape file the consumer writes, -1 = not known
+  // The output drive's main partition as the consumer last sampled it (LOG
+  // SENSE page 0x31), with bytes_out at that moment: the progress reports
+  // count what went out since. tape_maximum_mib 0: no drive, or it cannot say.
+  std::uint32_t tape_remaining_mib = 0;
+  std::uint32_t tape_maximum_mib = 0;
+  std::uint64_t tape_sampled_at = 0;
+  // TapeAlert flags (bit n-1 for flag n) the output drive reported: already
+  // active when the run began, and raised during it. alerts_known: it answered.
+  bool alerts_known = false;
+  std::uint64_t alerts_before = 0;
+  std::uint64_t alerts_during = 0;
 };
 
 class Ring {
@@ -97,6 +108,11 @@ class Ring {
   void set_consumer_volume(std::uint64_t volume) noexcept;
   // The file number on tape the consumer writes (-1: not a tape, or it cannot say).
   void set_consumer_tape_file(std::int64_t file) noexcept;
+  // The output drive's capacity, sampled when bytes_out was at_bytes_out.
+  void set_output_capacity(std::uint32_t remaining_mib, std::uint32_t maximum_mib,
+                           std::uint64_t at_bytes_out) noexcept;
+  // TapeAlert flags the output drive reported (it answers, even with none).
+  void add_output_alerts(std::uint64_t flags, bool before_run) noexcept;
   // The consumer has opened its output and is ready for blocks.
   void set_consumer_ready() noexcept;
   bool consumer_ready() const noexcept;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fcntl.h>
+#include <utility>
 
 #include "../scsi/sg_io.hpp"
 #include "remote_internal.hpp"
@@ -463,9 +464,9 @@ void RemoteTape::close() {
   }
   // Records the tape turns out not to have taken are reported once the
   // tape is closed (with its filemark), so the caller may go on elsewhere.
-  std::exception_ptr unwritten;  // or any other failure to settle
+  std::exception_ptr unwritten = std::exchange(settle_failure_, nullptr);  // or any other failure to settle
   try {
-    settle("close");
+    if (!unwritten) settle("close");
   } catch (const Error&) {
     unwritten = std::current_exception();
   }
@@ -482,6 +483,19 @@ void RemoteTape::close() {
   hang_up();
   if (unwritten) std::rethrow_exception(unwritten);
   if (!ok) throw Error(err, "close " + name());
+}
+
+bool RemoteTape::settle_before_close() noexcept {
+  if (!open_ || broken_ || settle_failure_) return false;
+  try {
+    settle("close");
+    return true;
+  } catch (const Error&) {
+    settle_failure_ = std::current_exception();
+  } catch (...) {
+    settle_failure_ = std::current_exception();
+  }
+  return false;
 }
 
 void RemoteTape::open_request(const std::string& request, bool agree_now) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -71,6 +72,12 @@ class RemoteTape final : public Tape {
   // stop cut the session short, at all). Records and their bytes.
   std::size_t writes_in_flight() const noexcept { return writes_in_flight_.size(); }
   std::uint64_t bytes_in_flight() const noexcept { return write_bytes_in_flight_; }
+  // Waits for the replies of the writes in flight, as close() would first,
+  // so that the caller may ask one more thing (buffer: the TapeAlert flags)
+  // before the close. A failure is kept for close() to throw after the
+  // filemark, exactly as if close() had met it; false then (ask nothing:
+  // the session may be gone), and when the session is broken or closed.
+  bool settle_before_close() noexcept;
 
  private:
   enum class Version { unknown, v0, v1 };
@@ -193,6 +200,7 @@ class RemoteTape final : public Tape {
   std::optional<bool> tapekit_;
   bool open_ = false;
   bool broken_ = false;
+  std::exception_ptr settle_failure_;  // settle_before_close()'s, for close()
 
   bool pipeline_asked_ = false;
   bool pipelined_writes_ = true;  // OpenOptions::pipelined_writes

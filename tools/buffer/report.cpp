@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../../lib/io.hpp"
+#include "../../lib/scsi/pages.hpp"
 
 namespace tk::buffer {
 
@@ -173,6 +174,37 @@ std::string clock_text(double seconds) {
   return text;
 }
 
+// How far the output's cartridge is from its end: the last sample of its
+// capacity, less what went out since (a drive that compresses takes more).
+struct TapeLeft {
+  double used_percent;
+  std::uint64_t remaining_bytes;
+  std::uint64_t maximum_bytes;
+  std::optional<double> end_s;  // at the period's output rate
+};
+
+std::optional<TapeLeft> tape_left(const RingStats& now, double rate_out) {
+  if (now.tape_maximum_mib == 0) return std::nullopt;
+  constexpr std::uint64_t mib = 1 << 20;
+  std::uint64_t maximum = now.tape_maximum_mib * mib;
+  std::uint64_t since = now.bytes_out > now.tape_sampled_at ? now.bytes_out - now.tape_sampled_at : 0;
+  std::uint64_t sampled = now.tape_remaining_mib * mib;
+  std::uint64_t remaining = sampled > since ? sampled - since : 0;
+  TapeLeft left{100.0 * static_cast<double>(maximum - remaining) / static_cast<double>(maximum),
+                remaining, maximum, std::nullopt};
+  if (rate_out > 0) left.end_s = static_cast<double>(remaining) / rate_out;
+  return left;
+}
+
+// "  tape 63% full, 1:02:03 to its end"; without an output rate, no time.
+std::string tape_text(const Interval& period, double rate_out) {
+  std::optional<TapeLeft> left = tape_left(period.now, rate_out);
+  if (!left) return "";
+  char text[64];
+  std::snprintf(text, sizeof text, "  tape %.0f%% full", left->used_percent);
+  return text + (left->end_s ? ", " + clock_text(*left->end_s) + " to its end" : std::string());
+}
+
 std::string eta_text(const Interval& period) {
   std::optional<double> eta = eta_seconds(period);
   return eta ? "  ETA " + clock_text(*eta) : "";
@@ -233,7 +265,7 @@ std::string interval_line(const Interval& period) {
                 period.from_s, period.to_s, human_bytes(static_cast<double>(flow.bytes_out)).c_str(),
                 human_bytes(flow.rate_out).c_str(), human_bytes(flow.rate_in).c_str(),
                 fill_percent(period.now, period.ring_blocks));
-  return line + eta_text(period) + "\n";
+  return line + tape_text(period, flow.rate_out) + eta_text(period) + "\n";
 }
 
 std::string progress_line(const Interval& period) {
@@ -245,7 +277,7 @@ std::string progress_line(const Interval& period) {
                 fill_percent(period.now, period.ring_blocks), clock_text(period.to_s).c_str());
   std::string file;
   if (period.now.tape_file >= 0) file = "  tape file " + std::to_string(period.now.tape_file);
-  return line + file + eta_text(period) + "\033[K";
+  return line + file + tape_text(period, flow.rate_out) + eta_text(period) + "\033[K";
 }
 
 std::string interval_json(const Interval& period) {
@@ -266,7 +298,38 @@ std::string interval_json(const Interval& period) {
   if (period.total_bytes) json += ",\"total_bytes\":" + std::to_string(*period.total_bytes);
   if (std::optional<double> eta = eta_seconds(period))
     json += ",\"eta_s\":" + json_number(*eta, 1);
+  if (std::optional<TapeLeft> left = tape_left(now, flow.rate_out)) {
+    json += ",\"tape_used_percent\":" + json_number(left->used_percent, 1) +
+            ",\"tape_remaining_bytes\":" + std::to_string(left->remaining_bytes) +
+            ",\"tape_maximum_bytes\":" + std::to_string(left->maximum_bytes);
+    if (left->end_s) json += ",\"tape_end_s\":" + json_number(*left->end_s, 1);
+  }
   return json + "}\n";
+}
+
+std::string alerts_text(const RingStats& stats) {
+  auto list = [](std::uint64_t flags) {
+    std::string text;
+    for (int n = 1; n <= 64; ++n) {
+      if (!(flags >> (n - 1) & 1)) continue;
+      scsi::TapeAlertFlag flag = scsi::tapealert_flag(n);
+      text += std::string(text.empty() ? "" : "; ") + "TapeAlert " + std::to_string(n) + ", " +
+              std::string(flag.name) + " (" + std::string(scsi::severity_name(flag.severity)) + ")";
+    }
+    return text;
+  };
+  // Bacula's words for what an operator is to do about flags 20 and 21.
+  auto cleaning = [](std::uint64_t flags) {
+    return (flags >> 19 & 3) ? "the drive asks for cleaning: " : "";
+  };
+  std::string text;
+  if (stats.alerts_before)
+    text += "buffer: " + std::string(cleaning(stats.alerts_before)) +
+            "before the run the drive had raised " + list(stats.alerts_before) + "\n";
+  if (stats.alerts_during)
+    text += "buffer: " + std::string(cleaning(stats.alerts_during)) +
+            "during the run the drive raised " + list(stats.alerts_during) + "\n";
+  return text;
 }
 
 std::string summary_line(const Summary& summary) {
@@ -287,7 +350,7 @@ std::string summary_line(const Summary& summary) {
   if (stats.tape_file >= 0) text += ", written as tape file " + std::to_string(stats.tape_file);
   if (stats.volume > 1) text += ", " + std::to_string(stats.volume) + " volumes";
   if (summary.digest) text += digest_text(*summary.digest);
-  return text + "\n";
+  return text + "\n" + alerts_text(stats);
 }
 
 std::string summary_json(const Summary& summary) {
@@ -304,6 +367,21 @@ std::string summary_json(const Summary& summary) {
       ",\"volume\":" + std::to_string(stats.volume);
   if (stats.tape_file >= 0) json += ",\"tape_file\":" + std::to_string(stats.tape_file);
   if (summary.digest) json += ",\"digest\":" + digest_json(*summary.digest);
+  if (stats.alerts_known) {
+    auto list = [](std::uint64_t flags) {
+      std::string items;
+      for (int n = 1; n <= 64; ++n) {
+        if (!(flags >> (n - 1) & 1)) continue;
+        scsi::TapeAlertFlag flag = scsi::tapealert_flag(n);
+        items += std::string(items.empty() ? "" : ",") + "{\"flag\":" + std::to_string(n) +
+                 ",\"name\":" + json_string(std::string(flag.name)) + ",\"severity\":" +
+                 json_string(std::string(scsi::severity_name(flag.severity))) + "}";
+      }
+      return "[" + items + "]";
+    };
+    json += ",\"tapealert\":{\"before\":" + list(stats.alerts_before) +
+            ",\"during\":" + list(stats.alerts_during) + "}";
+  }
   return json + "}\n";
 }
 

@@ -75,8 +75,13 @@ struct Summary {
 
 // The closing summary of --progress / --interval; underruns explained.
 std::string summary_line(const Summary& summary);
-// The same as one JSON object ("event":"summary"); "digest" only with --hash.
+// The same as one JSON object ("event":"summary"); "digest" only with --hash,
+// "tapealert" ({"before":[..],"during":[..]}) only from a drive that answers.
 std::string summary_json(const Summary& summary);
+// A line for the TapeAlert flags the output drive had raised before the run
+// and one for those it raised during it ("the drive asks for cleaning:
+// TapeAlert 20, Clean now (Critical)"); "" when there were none.
+std::string alerts_text(const RingStats& stats);
 
 // 1536 -> "1.5 KiB"
 std::string human_bytes(double bytes);

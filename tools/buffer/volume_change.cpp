@@ -81,6 +81,7 @@ void Writer::change_volume() {
 }
 
 void Writer::note_volume_start() {
+  drive_watch_.volume_started(*output_, written_, per_volume_.size() == 1);
   if (!options_.verify && !reports_progress(options_)) return;
   volume_start_ = volume_start(*output_);
   ring_.set_consumer_tape_file(volume_start_);

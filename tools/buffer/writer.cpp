@@ -48,6 +48,7 @@ Writer::Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const
       legacy_(options.report_requested ? options.report_every : 0, options.totals, start),
       reader_(reader),
       output_limit_(options.output_rate),
+      drive_watch_(ring, reports_progress(options)),
       watchdog_(std::chrono::seconds(options.timeout_seconds),
                 [main = ::pthread_self()] {
                   // The abandon request interrupts the write; the flag
@@ -128,6 +129,9 @@ void Writer::write_oldest_block() {
   }
   ring_.release(block.size());
   ring_.note_consumer_started();
+  // A remote tape would settle its pipeline to answer: only when it is empty.
+  if (drive_watch_.capacity_due() && !primary_failed_ && in_flight().records == 0)
+    drive_watch_.sample_capacity(*output_, written_);
   legacy_.after_block(written_);
   if (options_.pause_us) pause_after_block();
   if (options_.seek_every_gib && written_ >= next_gib_) {
@@ -251,6 +255,11 @@ std::string Writer::close_after_stop() {
   clear_stop();  // a stop still pending would make the close give up at once
   std::string text;
   try {
+    // What the drive says about a failed write is worth having; a remote
+    // pipeline that is not settled is left for the close to report.
+    // A hung drive (--timeout) is asked nothing more.
+    if (!primary_failed_ && !g_output_stalled && in_flight().records == 0)
+      drive_watch_.before_close(*output_);
     if (!primary_failed_) output_->close();
   } catch (const Error& e) {
     text = "buffer (writer): close of " + output_->name() + " failed: " +
@@ -262,8 +271,16 @@ std::string Writer::close_after_stop() {
   return text;
 }
 
+void Writer::read_alerts_before_close() {
+  if (primary_failed_) return;
+  if (auto* remote = dynamic_cast<RemoteTape*>(output_.get()))
+    if (!remote->settle_before_close()) return;  // close() reports why
+  drive_watch_.before_close(*output_);
+}
+
 void Writer::close_output() {
   if (primary_failed_) return;
+  read_alerts_before_close();
   try {
     output_->close();
   } catch (const LostWrites& e) {

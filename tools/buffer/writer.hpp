@@ -17,6 +17,7 @@
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "digest_channel.hpp"
+#include "drive_watch.hpp"
 #include "options.hpp"
 #include "outputs.hpp"
 #include "rate_limit.hpp"
@@ -118,6 +119,10 @@ class Writer {
   // image); records it loses there did not reach it.
   void close_output();
 
+  // The TapeAlert flags the drive raised, read before it closes: with no
+  // write in flight, so a failed write still reaches close().
+  void read_alerts_before_close();
+
   [[noreturn]] void report_write_failure(const Error& e, std::size_t to_write, std::size_t done);
 
   // The volume just loaded took none of what was left of the block.
@@ -173,6 +178,7 @@ class Writer {
   std::uint64_t next_gib_ = kGiB;
   RateLimit output_limit_;
   std::string hung_output_;  // the output a watched write goes to, for --timeout's message
+  DriveWatch drive_watch_;   // the output drive's capacity and TapeAlert flags, for the reports
   Watchdog watchdog_;
 };
 

@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# buffer uses its output drive's health (issue 26 §5): to a drive that
+# reports its capacity (a .tap with one, tapekit's rmt in front of one, a
+# local st drive) --interval, --progress and --json show how full the tape
+# is and the time to its end at the current rate, beside the input's ETA;
+# at the end the TapeAlert flags the drive had raised before the run and
+# raised during it are named, in the summary or, without one, on their own
+# lines. Outputs that are no drive (files, pipes, other rmt servers) show
+# nothing of it and are asked nothing that could upset them.
+bats_require_minimum_version 1.5.0
+
+load test_helper
+
+FAKE_ST=$TK_TEST_LIB/fake_st.so
+
+setup() {
+  cd "$BATS_TEST_TMPDIR" || return 1
+  unset TAPE RSH_STANDIN_SERVER
+  forget_fake_drive
+  export RSH=$BATS_TEST_DIRNAME/rsh-standin
+  # 6 MiB that takes about 2 s at -u 5000 (16 KiB blocks): several intervals.
+  head -c 6m /dev/zero | tr '\0' 'x' >in
+}
+
+# The interval objects of a --json run's stderr (in the file $1).
+intervals() { jq -c 'select(.event == "interval")' "$1"; }
+
+# No interval object of the stderr file $1 has a tape field.
+no_tape_fields() {
+  intervals "$1" | jq -e -s 'map(has("tape_used_percent") or has("tape_end_s") or has("tape_maximum_bytes")) | any | not' >/dev/null ||
+    fail "tape fields: $(cat "$1")"
+}
+
+# Each interval object's tape fields agree with its own counts: what went
+# out since the start came off the remaining capacity (within the MiB the
+# drive reports in and the image's record headers), the percentage is the
+# used part, and the time to the end is the remaining bytes at the period's
+# rate. $1: the stderr file; $2: the capacity at the start, in bytes.
+assert_tape_fields_consistent() {
+  local lines
+  lines=$(intervals "$1" | jq -c 'select(.rate_out > 0)')
+  [ -n "$lines" ] || fail "no interval with output: $(cat "$1")"
+  jq -e --argjson start "$2" '
+    (.tape_maximum_bytes == 8388608)
+    and ((($start - .bytes_out) - .tape_remaining_bytes | fabs) <= 1048576)
+    and (((100 * (.tape_maximum_bytes - .tape_remaining_bytes) / .tape_maximum_bytes) - .tape_used_percent | fabs) <= 0.1)
+    and (((.tape_remaining_bytes / .rate_out) - .tape_end_s | fabs) <= 0.1)' <<<"$lines" >/dev/null ||
+    fail "tape fields disagree with the counts: $lines"
+}
+
+@test "buffer-health: --json intervals to a .tap with a capacity say how full it is and when it ends" {
+  "$MT" -f t.tap vt-create 8m
+  "$BUFFER" -s 16k -u 5000 --interval 0.3 --json -i in -o t.tap 2>err
+  assert_tape_fields_consistent err 8388608
+  # The input's ETA is still there, beside the tape's end.
+  intervals err | jq -e 'select(.rate_out > 0) | has("eta_s")' >/dev/null
+}
+
+@test "buffer-health: --interval lines name the tape's fill and the time to its end before the ETA" {
+  "$MT" -f t.tap vt-create 8m
+  run -0 --separate-stderr "$BUFFER" -s 16k -u 5000 --interval 0.3 -i in -o t.tap
+  local line
+  line=$(grep -E -m1 'out [1-9]' <<<"$stderr") || fail "no interval line with output: $stderr"
+  assert_regex "$line" '  tape [0-9]+% full, [0-9]+:[0-9]{2}:[0-9]{2} to its end  ETA [0-9]+:'
+  # The fill grows with what went out.
+  local first last
+  first=$(grep -oE 'tape [0-9]+%' <<<"$stderr" | head -1 | tr -dc 0-9)
+  last=$(grep -oE 'tape [0-9]+%' <<<"$stderr" | tail -1 | tr -dc 0-9)
+  [ "$last" -gt "$first" ] || fail "the tape's fill did not grow: $stderr"
+}
+
+@test "buffer-health: outputs that are no drive get no tape fields, and an image without a limit none either" {
+  "$BUFFER" -s 16k -u 5000 --interval 0.3 --json -i in -o out 2>err
+  [ -n "$(intervals err)" ] || fail "no interval: $(cat err)"
+  no_tape_fields err
+  run -1 grep tapealert err
+  "$MT" -f u.tap vt-create 0
+  "$BUFFER" -s 16k -u 5000 --interval 0.3 --json -i in -o u.tap 2>err
+  [ -n "$(intervals err)" ] || fail "no interval: $(cat err)"
+  no_tape_fields err
+  # The drive answers for its TapeAlert page: none raised.
+  jq -e 'select(.event == "summary") | .tapealert == {"before": [], "during": []}' err
+}
+
+@test "buffer-health: the summary names the flags raised before the run and those raised during it" {
+  # 6 MiB onto 5 MiB: past early warning (flag 19), then the end of the medium.
+  "$MT" -f t.tap vt-create 5m
+  "$MT" -f t.tap vt-alert 20
+  run -254 --separate-stderr "$BUFFER" -s 16k --interval 60 -i in -o t.tap
+  grep -q "^buffer (writer): write of data failed: t.tap: No space left on device" <<<"$stderr"
+  grep -qx 'buffer: the drive asks for cleaning: before the run the drive had raised TapeAlert 20, Cleaning required (Critical)' <<<"$stderr" ||
+    fail "no line for flag 20: $stderr"
+  grep -qx 'buffer: during the run the drive raised TapeAlert 19, Nearing media life (Information)' <<<"$stderr" ||
+    fail "no line for flag 19: $stderr"
+  # Reading the flags cleared them, as SSC says: the next run does not find
+  # 20 again (19 it does: the close's filemark went past early warning too).
+  "$MT" -f t.tap rewind
+  head -c 1m in >small
+  run -0 --separate-stderr "$BUFFER" -s 16k -i small -o t.tap
+  assert_equal "$stderr" "buffer: before the run the drive had raised TapeAlert 19, Nearing media life (Information)"
+}
+
+@test "buffer-health: a volume's flags are read before it is changed, so a clean run still names them" {
+  # Volume 1 passes early warning (flag 19) and is swapped for a fresh
+  # image that has no flag: only the read before volume 1's close sees it.
+  "$MT" -f t.tap vt-create 5m
+  run -0 --separate-stderr "$BUFFER" -s 16k --json -i in -o t.tap --next-volume \
+    'mv t.tap vol1.tap; mv t.tap.state vol1.tap.state; "$MT" -f t.tap vt-create 8m'
+  jq -e -s 'map(select(.event == "summary"))[0] | .volume == 2 and .tapealert ==
+    {"before": [], "during": [{"flag": 19, "name": "Nearing media life", "severity": "Information"}]}' <<<"$stderr" ||
+    fail "summary: $stderr"
+}
+
+@test "buffer-health: --json's summary lists the flags as objects" {
+  "$MT" -f t.tap vt-create 5m
+  "$MT" -f t.tap vt-alert 21
+  run -254 --separate-stderr "$BUFFER" -s 16k --json -i in -o t.tap
+  jq -e -s 'map(select(.event == "summary"))[0].tapealert ==
+    {"before": [{"flag": 21, "name": "Cleaning requested", "severity": "Warning"}],
+     "during": [{"flag": 19, "name": "Nearing media life", "severity": "Information"}]}' <<<"$stderr" ||
+    fail "summary: $stderr"
+}
+
+@test "buffer-health: without a summary asked for, a drive's flags still get their lines and a quiet drive none" {
+  "$MT" -f t.tap vt-create 8m
+  run -0 --separate-stderr "$BUFFER" -s 16k -i in -o t.tap
+  assert_equal "$stderr" ""
+  "$MT" -f t.tap rewind
+  "$MT" -f t.tap vt-alert 20
+  run -0 --separate-stderr "$BUFFER" -s 16k -i in -o t.tap
+  assert_equal "$stderr" "buffer: the drive asks for cleaning: before the run the drive had raised TapeAlert 20, Cleaning required (Critical)"
+  "$MT" -f t.tap rewind
+  cmp in <("$BUFFER" -s 16k -i t.tap)
+}
+
+@test "buffer-health: through tapekit's rmt the remote drive's capacity and flags are shown; through rmt-tar nothing is asked" {
+  "$MT" -f t.tap vt-create 8m
+  "$MT" -f t.tap vt-alert 20
+  "$BUFFER" -s 16k -u 5000 --interval 0.3 --json -i in -o "localhost:$PWD/t.tap" 2>err
+  # The capacity is sampled with no write in flight (at the start): the
+  # fields follow the bytes sent since.
+  assert_tape_fields_consistent err 8388608
+  jq -e 'select(.event == "summary") | .tapealert.before == [{"flag": 20, "name": "Cleaning required", "severity": "Critical"}]' err
+  "$MT" -f t.tap rewind
+  cmp in <("$BUFFER" -s 16k -i "localhost:$PWD/t.tap")
+  # GNU tar's and dump's rmt: the run is as before, and no health request
+  # reached them (what they were sent is logged on its way).
+  local server
+  for server in /usr/sbin/rmt-tar /usr/sbin/rmt-dump; do
+    printf '#!/bin/sh\ntee -a "%s/requests.log" | exec %s\n' "$PWD" "$server" >server
+    chmod +x server
+    : >requests.log
+    RSH_STANDIN_SERVER=$PWD/server run -0 --separate-stderr "$BUFFER" -s 16k --interval 60 --json \
+      -i in -o "localhost:$PWD/plain"
+    cmp in plain
+    run -1 grep -c 'tape_used\|tapealert' <<<"$stderr"
+    run -1 grep -c 'i29811' requests.log
+  done
+}
+
+@test "buffer-health: a local st drive is asked through SG_IO: fill, time to the end, and its flags" {
+  FAKE_ST_ALERTS=20 FAKE_ST_CAPACITY=100:400 LD_PRELOAD=$FAKE_ST \
+    "$BUFFER" -s 16k -u 5000 --interval 0.3 --json -i in -o /dev/zero 2>err
+  # 100 of 400 MiB left at the start: 75 % and more used.
+  local line
+  line=$(intervals err | jq -c 'select(.rate_out > 0)' | head -1)
+  [ -n "$line" ] || fail "no interval with output: $(cat err)"
+  jq -e '.tape_maximum_bytes == 419430400 and .tape_used_percent >= 75 and .tape_used_percent < 77
+         and (.tape_remaining_bytes == 104857600 - .bytes_out)' <<<"$line" || fail "$line"
+  jq -e 'select(.event == "summary") | .tapealert.before[0].flag == 20' err
+}

@@ -1,0 +1,47 @@
+// What buffer's writer learns from its output drive (issue 26 §5): how full
+// the cartridge is, for the progress reports' "time to the end of the
+// tape", and the TapeAlert flags it raised, for the summary. Published in
+// the ring, which the reader's reports read.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "../../lib/ring/ring.hpp"
+#include "../../lib/tape/tape.hpp"
+
+namespace tk::buffer {
+
+class DriveWatch {
+ public:
+  // sample_capacity: the reports want it (--progress, --interval, --json).
+  DriveWatch(Ring& ring, bool sample_capacity) : ring_(ring), capacity_wanted_(sample_capacity) {}
+
+  // A volume was opened; `first`: the run's first, whose active flags were
+  // raised before the run.
+  void volume_started(Tape& output, std::uint64_t bytes_out, bool first);
+  // Between blocks: true when a capacity sample is due. The caller takes it
+  // only with no write in flight: a remote tape would settle its pipeline
+  // to ask, and a failed write must reach the writer from a write or the
+  // close, which know what to do with it.
+  bool capacity_due() const;
+  void sample_capacity(Tape& output, std::uint64_t bytes_out);
+  // Before the output (or a volume of it) closes, with no write in flight:
+  // the flags raised since.
+  void before_close(Tape& output);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // Every half minute: often enough for a time to the end counted in
+  // minutes, rarely enough that a drive's log pages cost nothing.
+  static constexpr std::chrono::seconds kSampleEvery{30};
+  void read_alerts(Tape& output, bool before_run);
+
+  Ring& ring_;
+  bool capacity_wanted_;
+  bool capacity_answers_ = true;  // until the drive or the server refuses
+  bool alerts_answer_ = true;
+  Clock::time_point next_sample_{};
+};
+
+}  // namespace tk::buffer

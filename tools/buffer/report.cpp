@@ -307,12 +307,13 @@ std::string interval_json(const Interval& period) {
   return json + "}\n";
 }
 
-std::string alerts_text(const RingStats& stats) {
-  auto list = [](std::uint64_t flags) {
+std::string alerts_text(const RingStats& stats, bool information_too) {
+  auto list = [information_too](std::uint64_t flags) {
     std::string text;
     for (int n = 1; n <= 64; ++n) {
       if (!(flags >> (n - 1) & 1)) continue;
       scsi::TapeAlertFlag flag = scsi::tapealert_flag(n);
+      if (flag.severity == scsi::Severity::information && !information_too) continue;
       text += std::string(text.empty() ? "" : "; ") + "TapeAlert " + std::to_string(n) + ", " +
               std::string(flag.name) + " (" + std::string(scsi::severity_name(flag.severity)) + ")";
     }
@@ -323,12 +324,12 @@ std::string alerts_text(const RingStats& stats) {
     return (flags >> 19 & 3) ? "the drive asks for cleaning: " : "";
   };
   std::string text;
-  if (stats.alerts_before)
+  if (std::string flags = list(stats.alerts_before); !flags.empty())
     text += "buffer: " + std::string(cleaning(stats.alerts_before)) +
-            "before the run the drive had raised " + list(stats.alerts_before) + "\n";
-  if (stats.alerts_during)
+            "before the run the drive had raised " + flags + "\n";
+  if (std::string flags = list(stats.alerts_during); !flags.empty())
     text += "buffer: " + std::string(cleaning(stats.alerts_during)) +
-            "during the run the drive raised " + list(stats.alerts_during) + "\n";
+            "during the run the drive raised " + flags + "\n";
   return text;
 }
 
@@ -350,7 +351,7 @@ std::string summary_line(const Summary& summary) {
   if (stats.tape_file >= 0) text += ", written as tape file " + std::to_string(stats.tape_file);
   if (stats.volume > 1) text += ", " + std::to_string(stats.volume) + " volumes";
   if (summary.digest) text += digest_text(*summary.digest);
-  return text + "\n" + alerts_text(stats);
+  return text + "\n" + alerts_text(stats, true);
 }
 
 std::string summary_json(const Summary& summary) {

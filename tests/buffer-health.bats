@@ -172,3 +172,11 @@ assert_tape_fields_consistent() {
          and (.tape_remaining_bytes == 104857600 - .bytes_out)' <<<"$line" || fail "$line"
   jq -e 'select(.event == "summary") | .tapealert.before[0].flag == 20' err
 }
+
+@test "buffer-health: --progress on a terminal keeps the tape's fill and time to its end on its status line" {
+  "$MT" -f t.tap vt-create 8m
+  # script(1) gives buffer a terminal for its stderr; the input lasts about 2 s.
+  run bash -c "script -qec '\"$BUFFER\" -s 16k -u 5000 --progress -i in -o t.tap' /dev/null | tr '\r' '\n'"
+  assert_success
+  assert_line --regexp '  fill +[0-9]+%  0:00:0[0-9]  tape file 0  tape [0-9]+% full, [0-9]+:[0-9]{2}:[0-9]{2} to its end  ETA [0-9:]+.\[K$'
+}

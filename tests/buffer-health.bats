@@ -146,6 +146,13 @@ assert_tape_fields_consistent() {
   jq -e 'select(.event == "summary") | .tapealert.before == [{"flag": 20, "name": "Cleaning required", "severity": "Critical"}]' err
   "$MT" -f t.tap rewind
   cmp in <("$BUFFER" -s 16k -i "localhost:$PWD/t.tap")
+  # Parallel streams: the questions go down one of them, in turn.
+  "$MT" -f t.tap rewind
+  "$MT" -f t.tap vt-alert 21
+  timeout 120 "$BUFFER" -s 16k --streams 3 --json -i in -o "localhost:$PWD/t.tap" 2>err
+  jq -e 'select(.event == "summary") | .tapealert.before[0].flag == 21' err
+  "$MT" -f t.tap rewind
+  cmp in <("$BUFFER" -s 16k -i "localhost:$PWD/t.tap")
   # GNU tar's and dump's rmt: the run is as before, and no health request
   # reached them (what they were sent is logged on its way).
   local server

@@ -162,6 +162,10 @@ std::int64_t RemoteTape::transact(std::string_view request, const std::string& a
 
 void RemoteTape::probe_version(const std::string& action, bool ask_framing) {
   if (version_ != Version::unknown) return;
+  // The framing probe rides in the version probe's write, on one stream,
+  // while replies are taken from the streams in turn. Parallel streams are
+  // only ever agreed with tapekit's rmt, which needs no framing probe.
+  if (streams_.size() > 1) ask_framing = false;
   // v1 servers (ours, rmt-dump, star, Solaris) answer exactly A1 and then
   // take portable op numbers; others fail the bogus ioctl and stay raw.
   std::string probe = "I-1\n0\n";

@@ -16,6 +16,13 @@ constexpr double kMinWaitS = 1e-3;
 // the other side.
 class OwnPace {
  public:
+  // Where a side is in its own schedule.
+  struct Cursor {
+    std::size_t segment = 0;
+    double at = 0;  // seconds into the segment
+    double moved = 0;
+  };
+
   OwnPace(std::span<const ObservedStep> observed, bool input) {
     segments_.reserve(observed.size());
     for (const ObservedStep& o : observed) {
@@ -31,33 +38,31 @@ class OwnPace {
     }
   }
 
-  bool done() const { return at_segment_ >= segments_.size(); }
+  bool done(const Cursor& c) const { return c.segment >= segments_.size(); }
   double total() const { return total_; }
-  double moved() const { return moved_; }
 
-  // Moves on by up to `dt` of its own time, moving at most `max_bytes`;
-  // returns the time used (less than dt when max_bytes held it back).
-  double advance(double dt, double max_bytes, double& bytes) {
+  // Moves `c` on by up to `dt` of the side's own time, moving at most
+  // `max_bytes`; returns the time used (less than dt when max_bytes held
+  // it back) and the bytes moved in `bytes`.
+  double advance(Cursor& c, double dt, double max_bytes, double& bytes) const {
     bytes = 0;
     double used = 0;
-    while (at_segment_ < segments_.size() && dt - used > 1e-12) {
-      const Segment& s = segments_[at_segment_];
+    while (c.segment < segments_.size() && dt - used > 1e-12) {
+      const Segment& s = segments_[c.segment];
       double rate = s.bytes / s.seconds;
-      double t = std::min(dt - used, s.seconds - at_);
-      if (rate > 0 && bytes + rate * t > max_bytes) {
-        t = std::max(0.0, (max_bytes - bytes) / rate);
-        bytes = max_bytes;
-        at_ += t;
-        used += t;
-        if (at_ >= s.seconds - 1e-12) next();
-        break;
-      }
-      bytes += rate * t;
-      at_ += t;
+      double t = std::min(dt - used, s.seconds - c.at);
+      bool held = rate > 0 && bytes + rate * t > max_bytes;
+      if (held) t = std::max(0.0, (max_bytes - bytes) / rate);
+      bytes = held ? max_bytes : bytes + rate * t;
+      c.at += t;
       used += t;
-      if (at_ >= s.seconds - 1e-12) next();
+      if (c.at >= s.seconds - 1e-12) {
+        ++c.segment;
+        c.at = 0;
+      }
+      if (held) break;
     }
-    moved_ += bytes;
+    c.moved += bytes;
     return used;
   }
 
@@ -66,22 +71,16 @@ class OwnPace {
     double seconds;
     double bytes;
   };
-  void next() {
-    ++at_segment_;
-    at_ = 0;
-  }
   std::vector<Segment> segments_;
-  std::size_t at_segment_ = 0;
-  double at_ = 0;
   double total_ = 0;
-  double moved_ = 0;
 };
 
 }  // namespace
 
 ReplayResult replay_queue(std::span<const ObservedStep> observed, double queue_bytes,
                           double step_s) {
-  OwnPace input(observed, true), output(observed, false);
+  const OwnPace input(observed, true), output(observed, false);
+  OwnPace::Cursor in, out;
   ReplayResult r;
   double queued = 0, stretch = 0;
   auto end_stretch = [&] {
@@ -91,19 +90,28 @@ ReplayResult replay_queue(std::span<const ObservedStep> observed, double queue_b
     }
     stretch = 0;
   };
+  constexpr double unlimited = 1e300;
   // Without progress for this long, the sides wait for each other for
   // ever (a record whose output took more than its input gave).
   double stuck_s = 0;
-  while (!output.done() && output.moved() < input.total() - 0.5 && stuck_s < 60) {
+  while (!output.done(out) && out.moved < input.total() - 0.5 && stuck_s < 60) {
+    // Both sides move at once within a step, as a fluid: the output takes
+    // what is queued and what arrives meanwhile, the input fills what is
+    // free and what the output frees meanwhile.
+    OwnPace::Cursor in_try = in, out_try = out;
+    double offered = 0, wanted = 0;
+    input.advance(in_try, step_s, unlimited, offered);
+    output.advance(out_try, step_s, unlimited, wanted);
+    double taken_max = std::min(wanted, queued + offered);
+    double given_max = std::min(offered, queue_bytes - queued + taken_max);
     double taken = 0, given = 0;
-    double used = output.advance(step_s, queued, taken);
-    queued -= taken;
-    input.advance(step_s, std::max(0.0, queue_bytes - queued), given);
-    queued += given;
+    double used = output.advance(out, step_s, taken_max, taken);
+    input.advance(in, step_s, given_max, given);
+    queued = std::max(0.0, queued + given - taken);
     r.peak_bytes = std::max(r.peak_bytes, queued);
     r.seconds += step_s;
     stuck_s = taken + given > 0 ? 0 : stuck_s + step_s;
-    bool more_to_come = input.moved() > 0 && input.moved() < input.total() - 0.5;
+    bool more_to_come = in.moved > 0 && in.moved < input.total() - 0.5;
     double idle = step_s - used;
     if (more_to_come && idle > 1e-9)
       stretch += idle;

@@ -471,7 +471,10 @@ void RecordThread::loop() {
 
 void RecordThread::take_tick(bool last) {
   RingStats now = ring_.stats();
-  const double t = std::chrono::duration<double>(Clock::now() - start_).count();
+  // In milliseconds, as the file has it: the picture drawn at the end of
+  // the run and the one --plot-from draws from the file are the same.
+  const double t =
+      std::round(std::chrono::duration<double>(Clock::now() - start_).count() * 1000) / 1000;
   if (last && t - before_t_ < 0.0005 && now.bytes_in == before_.bytes_in &&
       now.bytes_out == before_.bytes_out)
     return;

@@ -152,8 +152,10 @@ TABLE
 }
 
 @test "buffer --plot: the picture is well-formed SVG whose fill curve follows the record" {
-  run --separate-stderr paced_run -s 64k -b 16 --record-tick 20ms \
-    --record "$BATS_TEST_TMPDIR/r.jsonl" --plot "$BATS_TEST_TMPDIR/p.svg"
+  # A consumer slower than the input, so that the queue fills.
+  run --separate-stderr bash -c "\"$BUFFER\" -s 64k -b 16 --record-tick 20ms \
+    --record '$BATS_TEST_TMPDIR/r.jsonl' --plot '$BATS_TEST_TMPDIR/p.svg' <'$DATA' |
+    '$TK_TEST_BIN/pacer' --chunk 64k --rate 20m | sha256sum | cut -d' ' -f1"
   assert_success
   assert_output "$DATA_SHA"
   run xmllint --noout "$BATS_TEST_TMPDIR/p.svg"
@@ -168,6 +170,7 @@ svg = open(sys.argv[2]).read()
 points = re.search(r'<polyline id="fill"[^>]* points="([^"]*)"', svg).group(1).split()
 points = [tuple(map(float, p.split(","))) for p in points]
 assert len(points) == len(ticks), (len(points), len(ticks))
+assert any(t["fill"] > 0 for t in ticks), "the queue never filled: the check would prove nothing"
 T = ticks[-1]["t"]
 for tick, (x, y) in zip(ticks, points):
     assert abs(x - (80 + 1090 * tick["t"] / T)) < 0.02, (tick, x)

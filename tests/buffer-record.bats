@@ -95,13 +95,16 @@ print(len(long))' "$BATS_TEST_TMPDIR/r.jsonl"
   assert_success
 }
 
-@test "buffer --record: a file in a missing directory is said once, and the run and its data go on" {
-  run --separate-stderr paced_run -s 64k --record "$BATS_TEST_TMPDIR/no/such/dir/r.jsonl"
+@test "buffer --record, --plot: a file in a missing directory is said once, and the run and its data go on" {
+  run --separate-stderr paced_run -s 64k --record "$BATS_TEST_TMPDIR/no/such/dir/r.jsonl" \
+    --plot "$BATS_TEST_TMPDIR/no/such/dir/p.svg"
   assert_success
   assert_output "$DATA_SHA"
   assert_equal "$(grep -c -- '--record' <<<"$stderr")" 1
+  assert_equal "$(grep -c -- '--plot' <<<"$stderr")" 1
   assert_equal "$(grep -c 'buffer: advice:' <<<"$stderr")" 1
   [[ $stderr == *"--record $BATS_TEST_TMPDIR/no/such/dir/r.jsonl: cannot open it: No such file or directory; the run goes on"* ]]
+  [[ $stderr == *"--plot: "*"no/such/dir/p.svg"*"No such file or directory; no picture was drawn"* ]]
 }
 
 @test "buffer --record: /dev/full is said once, and the run and its data go on" {

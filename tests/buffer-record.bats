@@ -43,7 +43,7 @@ PY
 # The data through a paced producer (so the run lasts a few ticks) into buffer
 # with OPTIONS; the output's checksum on stdout.
 paced_run() {
-  "$TK_TEST_BIN/pacer" --chunk 64k --rate 40m <"$DATA" | "$BUFFER" "$@" | sha256sum | cut -d' ' -f1
+  pacer --chunk 64k --rate 40m <"$DATA" | "$BUFFER" "$@" | sha256sum | cut -d' ' -f1
 }
 
 # Checks a record file: every line a JSON object, the header's fields, the
@@ -80,7 +80,7 @@ PY
   # The consumer stops for 300 ms after every 512 KiB, as a drive
   # repositioning: buffer's write into the full pipe blocks meanwhile.
   run --separate-stderr bash -c "\"$BUFFER\" -s 64k -b 16 --record '$BATS_TEST_TMPDIR/r.jsonl' \
-    --long-write 50ms <'$DATA' | '$TK_TEST_BIN/pacer' --chunk 64k --burst 512k --pause 300 | sha256sum | cut -d' ' -f1"
+    --long-write 50ms <'$DATA' | pacer --chunk 64k --burst 512k --pause 300 | sha256sum | cut -d' ' -f1"
   assert_success
   assert_output "$DATA_SHA"
   run python3 -c '
@@ -158,7 +158,7 @@ TABLE
   # A consumer slower than the input, so that the queue fills.
   run --separate-stderr bash -c "\"$BUFFER\" -s 64k -b 16 --record-tick 20ms \
     --record '$BATS_TEST_TMPDIR/r.jsonl' --plot '$BATS_TEST_TMPDIR/p.svg' <'$DATA' |
-    '$TK_TEST_BIN/pacer' --chunk 64k --rate 20m | sha256sum | cut -d' ' -f1"
+    pacer --chunk 64k --rate 20m | sha256sum | cut -d' ' -f1"
   assert_success
   assert_output "$DATA_SHA"
   run xmllint --noout "$BATS_TEST_TMPDIR/p.svg"

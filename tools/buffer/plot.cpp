@@ -50,6 +50,21 @@ std::string xml_text(const std::string& text) {
   return out;
 }
 
+// A run's length as one reads it: "42.1 s", "12 min 5 s", "5 h 33 min", "2 d 4 h".
+std::string duration_text(double s) {
+  char text[48];
+  auto whole = static_cast<long long>(s);
+  if (s < 120)
+    std::snprintf(text, sizeof text, "%.1f s", s);
+  else if (s < 7200)
+    std::snprintf(text, sizeof text, "%lld min %lld s", whole / 60, whole % 60);
+  else if (s < 172800)
+    std::snprintf(text, sizeof text, "%lld h %lld min", whole / 3600, whole % 3600 / 60);
+  else
+    std::snprintf(text, sizeof text, "%lld d %lld h", whole / 86400, whole % 86400 / 3600);
+  return text;
+}
+
 std::string time_label(double s, double step) {
   char text[32];
   if (step < 1)
@@ -163,8 +178,8 @@ std::string plot_svg(const RunRecord& record, const std::string& advice) {
   svg += "<rect x=\"0\" y=\"0\" width=\"" + std::to_string(kSvgWidth) + "\" height=\"" +
          std::to_string(kSvgHeight) + "\" fill=\"#ffffff\"/>\n";
   svg += "<text x=\"" + std::to_string(kPlotLeft) + "\" y=\"30\" font-size=\"16\">buffer: " +
-         xml_text(h.input) + " \u2192 " + xml_text(h.output) + ", " + num(end) +
-         " s, tick " + num(h.tick_s * 1000) + " ms</text>\n";
+         xml_text(h.input) + " \u2192 " + xml_text(h.output) + ", " + duration_text(end) +
+         ", tick " + num(h.tick_s * 1000) + " ms</text>\n";
 
   // Frames and grids.
   auto frame = [&](int top, int height, const std::string& label) {
@@ -266,7 +281,7 @@ std::string plot_svg(const RunRecord& record, const std::string& advice) {
   };
   std::vector<std::string> caption{
       "in " + human_bytes(total_in) + " (" + rate_text(total_in) + "), out " +
-          human_bytes(total_out) + " (" + rate_text(total_out) + ") in " + num(end) + " s; ring " +
+          human_bytes(total_out) + " (" + rate_text(total_out) + ") in " + duration_text(end) + "; ring " +
           human_bytes(blocks * static_cast<double>(h.block_size)) + " (" +
           std::to_string(h.blocks) + " blocks of " + std::to_string(h.block_size) +
           " bytes), at most " + num(100 * peak / blocks) + " % full",

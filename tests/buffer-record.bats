@@ -138,6 +138,13 @@ TABLE
   run --separate-stderr "$BUFFER" --record "" </dev/null
   assert_failure 255
   assert_equal "$stderr" "buffer: invalid --record '': a file name"
+  run --separate-stderr "$BUFFER" --record - </dev/null
+  assert_failure 255
+  assert_equal "$stderr" "buffer: invalid --record '-': standard output carries the data; give a file name"
+  run --separate-stderr "$BUFFER" -o "$BATS_TEST_TMPDIR/out" --plot "$BATS_TEST_TMPDIR/out" </dev/null
+  assert_failure 255
+  assert_equal "$stderr" "buffer: --plot $BATS_TEST_TMPDIR/out names the input or output"
+  assert_file_not_exists "$BATS_TEST_TMPDIR/out"
 }
 
 @test "buffer --plot-from: needs --plot, and a file that is no record is refused naming it and the line" {

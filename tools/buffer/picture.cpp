@@ -23,7 +23,9 @@ void say_advice(const Advice& advice, const Options& options) {
 
 void finish_recorded_run(const RunRecord& record, const Options& options) {
   Advice advice = advise(record);
-  say_advice(advice, options);
+  // A run that wrote nothing failed for reasons of its own, already said;
+  // a line about queues would only be noise under them (JSON keeps it).
+  if (advice.verdict != Advice::Verdict::no_data || options.json) say_advice(advice, options);
   if (options.plot_file.empty()) return;
   try {
     write_plot(options.plot_file, plot_svg(record, advice.text));

@@ -17,29 +17,31 @@ setup_file() {
   export PART=$BATS_FILE_TMPDIR/part PART_SHA
   head -c 2560k "$DATA" >"$PART"
   PART_SHA=$(sha "$PART")
-  # A record of 5000 ticks (more than the picture's 1090 columns) with
-  # every kind of event, written as --record writes one.
+  # A record of three and a half days: 300000 ticks of a second, more
+  # than the picture's 1090 columns and than the 2^18 ticks buffer keeps in
+  # memory before it merges neighbours, with every kind of event, written
+  # as --record writes one.
   python3 - "$BATS_FILE_TMPDIR/long.jsonl" <<'PY'
-import json, sys
+import sys
 out = open(sys.argv[1], "w")
-print(json.dumps({"record": "buffer", "version": 1, "tick_ms": 100, "long_write_ms": 1000,
-                  "block_size": 65536, "blocks": 100, "percent": 0, "high_water": 0,
-                  "low_water": -1, "input": "-", "output": "/dev/nst0"}), file=out)
-for i in range(5000):
-    t = round((i + 1) * 0.1, 3)
-    if i == 1200:
-        print(json.dumps({"t": t, "event": "volume", "volume": 2}), file=out)
-    if i == 4000:
-        print(json.dumps({"t": t, "event": "signal", "signal": "SIGTERM"}), file=out)
-    if i in (300, 2000, 4500):
-        print(json.dumps({"t": round(t - 0.05, 3), "event": "long_write", "ms": 2500.0}), file=out)
-    fill = 100 if i == 2345 else 0 if i == 777 else 20 + (i % 50)
-    tick = {"t": t, "fill": fill, "in": 6553600, "out": 6553600}
-    if i % 700 == 350:
-        tick.update(out_wait_ms=50.0, underruns=1)
-    print(json.dumps(tick), file=out)
-print(json.dumps({"t": 500.0, "event": "end", "bytes_in": 5000 * 6553600,
-                  "bytes_out": 5000 * 6553600, "underruns": 7, "long_writes": 3}), file=out)
+w = out.write
+w('{"record":"buffer","version":1,"tick_ms":1000,"long_write_ms":1000,"block_size":65536,'
+  '"blocks":100,"percent":0,"high_water":0,"low_water":-1,"input":"-","output":"/dev/nst0"}\n')
+for i in range(300000):
+    t = i + 1
+    if i == 120000:
+        w('{"t":%d.000,"event":"volume","volume":2}\n' % t)
+    if i == 240000:
+        w('{"t":%d.000,"event":"signal","signal":"SIGTERM"}\n' % t)
+    if i in (3000, 200000, 200001, 299990):
+        w('{"t":%d.500,"event":"long_write","ms":2500.0}\n' % (t - 1))
+    # The peak falls first in a pair the first halving merges; the zero, in
+    # a tick merged as it comes, after it.
+    fill = 100 if i == 234566 else 0 if i == 280001 else 20 + (i % 50)
+    extra = ',"out_wait_ms":50.0,"underruns":1' if i % 40000 == 350 else ''
+    w('{"t":%d.000,"fill":%d,"in":6553600,"out":6553600%s}\n' % (t, fill, extra))
+w('{"t":300000.000,"event":"end","bytes_in":1966080000000,"bytes_out":1966080000000,'
+  '"underruns":8,"long_writes":4}\n')
 PY
 }
 
@@ -194,7 +196,7 @@ PY
   assert_success
 }
 
-@test "buffer --plot-from: a long run is drawn a column a pixel, with every wait, long write, volume and signal" {
+@test "buffer --plot-from: a run of days is drawn a column a pixel, with its extremes and every wait, long write, volume and signal" {
   run --separate-stderr "$BUFFER" --plot-from "$BATS_FILE_TMPDIR/long.jsonl" --plot "$BATS_TEST_TMPDIR/p.svg"
   assert_success
   [[ $stderr == "buffer: advice: "* ]]
@@ -206,11 +208,13 @@ svg = open(sys.argv[1]).read()
 points = re.search(r'<polyline id="fill"[^>]* points="([^"]*)"', svg).group(1).split()
 ys = [float(p.split(",")[1]) for p in points]
 assert len(points) <= 2 * 1091, len(points)
-# The highest and lowest fill survive the columns (100 % and 0 % once each).
+# The highest and lowest fill survive the merged ticks and the columns
+# (100 % and 0 % once each).
 assert min(ys) == 60 and max(ys) == 280, (min(ys), max(ys))
 group = lambda name: re.search(r'<g id="%s"[^>]*>(.*?)</g>' % name, svg, re.S).group(1)
-assert group("waits").count("<rect") == 7, group("waits").count("<rect")
-assert group("long-writes").count("<rect") == 3
+assert group("waits").count("<rect") == 8, group("waits").count("<rect")
+assert group("long-writes").count("<rect") == 4
+assert "3 d 11 h" in svg
 marks = group("marks")
 assert "volume 2" in marks and "SIGTERM" in marks, marks
 PY

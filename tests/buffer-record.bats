@@ -266,3 +266,60 @@ assert advice[0]["verdict"] in ("no_waits", "bigger_ring", "input_too_slow"), ad
   assert_success
   [ -s "$BATS_TEST_TMPDIR/p.svg" ]
 }
+
+# Writes a record of 8 cycles of ticks of 0.1 s through a 4 MiB ring (64
+# blocks of 64 KiB); a cycle is given as ticks IN,IN_WAIT_MS,OUT,OUT_WAIT_MS.
+cycle_record() {
+  python3 - "$@" <<'PY'
+import json, sys
+path, ticks = sys.argv[1], [list(map(float, t.split(","))) for t in sys.argv[2:]]
+f = open(path, "w")
+print(json.dumps({"record": "buffer", "version": 1, "tick_ms": 100, "long_write_ms": 1000,
+                  "block_size": 65536, "blocks": 64, "percent": 0, "high_water": 0,
+                  "low_water": -1, "input": "-", "output": "-"}), file=f)
+n = 0
+for cycle in range(8):
+    for i, in_wait, out, out_wait in ticks:
+        n += 1
+        tick = {"t": n / 10, "fill": 0, "in": int(i), "out": int(out)}
+        if in_wait:
+            tick["in_wait_ms"] = in_wait
+        if out_wait:
+            tick["out_wait_ms"] = out_wait
+        print(json.dumps(tick), file=f)
+PY
+}
+
+# The advice for a record, as --json gives it: "verdict advised_ring_bytes".
+advice_of() {
+  "$BUFFER" --json --plot-from "$1" --plot "$BATS_TEST_TMPDIR/p.svg" 2>&1 |
+    python3 -c '
+import json, sys
+a = [json.loads(l) for l in sys.stdin if "\"advice\"" in l][0]
+print(a["verdict"], a.get("advised_ring_bytes", 0))'
+}
+
+@test "buffer's advice: a ring that a pause drains gets the size that outlasts the pause; a slow input, none" {
+  # A 4 MiB ring kept the input waiting through each 16 MB burst (4 MB a
+  # tick, 20 ms of its own each); then it paused 0.2 s and the output,
+  # 40 MB/s, waited: 8 MB carry it over a pause.
+  cycle_record "$BATS_TEST_TMPDIR/bursty.jsonl" 4e6,80,4e6,0 4e6,80,4e6,0 4e6,80,4e6,0 \
+    4e6,80,4e6,0 0,0,0,100 0,0,0,100
+  run advice_of "$BATS_TEST_TMPDIR/bursty.jsonl"
+  assert_success
+  read -r verdict advised <<<"$output"
+  assert_equal "$verdict" bigger_ring
+  (( advised >= 8000000 && advised <= 32 * 1048576 ))
+  # An input of 1 MB a tick (10 MB/s) into an output that takes 40 MB/s
+  # while it can: the input is the limit, no ring helps.
+  cycle_record "$BATS_TEST_TMPDIR/slow.jsonl" 1e6,0,1e6,75 1e6,0,1e6,75 1e6,0,1e6,75 \
+    1e6,0,1e6,75 0,0,0,100 0,0,0,100
+  run advice_of "$BATS_TEST_TMPDIR/slow.jsonl"
+  assert_success
+  assert_output "input_too_slow 0"
+  # An output that never waited: nothing to advise.
+  cycle_record "$BATS_TEST_TMPDIR/calm.jsonl" 4e6,80,4e6,0 4e6,80,4e6,0
+  run advice_of "$BATS_TEST_TMPDIR/calm.jsonl"
+  assert_success
+  assert_output "no_waits 0"
+}

@@ -317,6 +317,13 @@ print(a["verdict"], a.get("advised_ring_bytes", 0))'
   run advice_of "$BATS_TEST_TMPDIR/slow.jsonl"
   assert_success
   assert_output "input_too_slow 0"
+  # The first case a million times larger (16 TB bursts): a ring memory
+  # cannot hold, so on a disk.
+  cycle_record "$BATS_TEST_TMPDIR/huge.jsonl" 4e12,80,4e12,0 4e12,80,4e12,0 4e12,80,4e12,0 \
+    4e12,80,4e12,0 0,0,0,100 0,0,0,100
+  run --separate-stderr "$BUFFER" --plot-from "$BATS_TEST_TMPDIR/huge.jsonl" --plot "$BATS_TEST_TMPDIR/p.svg"
+  assert_success
+  [[ $stderr == *"would have kept the output busy"*"more than half this machine's memory: give it with --queue-file DIR"* ]]
   # An output that never waited: nothing to advise.
   cycle_record "$BATS_TEST_TMPDIR/calm.jsonl" 4e6,80,4e6,0 4e6,80,4e6,0
   run advice_of "$BATS_TEST_TMPDIR/calm.jsonl"

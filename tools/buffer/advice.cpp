@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <unistd.h>
 
 #include "../../lib/ring/replay.hpp"
 #include "options.hpp"
@@ -130,6 +131,13 @@ Advice advise(const RunRecord& record) {
     a.text = "buffer: advice: a ring of " + human_bytes(static_cast<double>(a.advised_ring_bytes)) +
              " (-m " + a.advised_m + ") would have kept the output busy for this run; with its " +
              ring_text + " " + waited + "\n";
+    // A queue that memory cannot hold fits on a disk (--queue-file).
+    long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0 &&
+        static_cast<double>(a.advised_ring_bytes) >
+            static_cast<double>(pages) * static_cast<double>(page_size) / 2)
+      a.text += "buffer: advice: that is more than half this machine's memory: give it with "
+                "--queue-file DIR, on a disk faster than the output\n";
     return a;
   }
   a.verdict = Advice::Verdict::input_too_slow;

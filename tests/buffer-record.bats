@@ -161,7 +161,10 @@ TABLE
     >"$BATS_TEST_TMPDIR/bad.jsonl"
   run --separate-stderr "$BUFFER" --plot-from "$BATS_TEST_TMPDIR/bad.jsonl" --plot "$BATS_TEST_TMPDIR/p.svg"
   assert_failure 255
-  [[ $stderr == "buffer: $BATS_TEST_TMPDIR/bad.jsonl, line 2: not a JSON object"* ]]
+  assert_equal "$stderr" "buffer: $BATS_TEST_TMPDIR/bad.jsonl, line 2: not a JSON object (expected '\"')"
+  run --separate-stderr "$BUFFER" --plot-from /dev/null --plot "$BATS_TEST_TMPDIR/p.svg"
+  assert_failure 255
+  assert_equal "$stderr" "buffer: /dev/null: empty, not a buffer record"
   run --separate-stderr "$BUFFER" --plot-from "$BATS_TEST_TMPDIR/none.jsonl" --plot "$BATS_TEST_TMPDIR/p.svg"
   assert_failure 255
   [[ $stderr == *"open record $BATS_TEST_TMPDIR/none.jsonl: No such file or directory" ]]

@@ -278,8 +278,10 @@ RunRecord parse_record(std::istream& in, const std::string& name) {
   std::string line;
   std::size_t number = 0;
   bool header_seen = false;
+  // A bad record is bad input, said on one line without an errno's words.
   auto fail = [&](const std::string& why) {
-    throw Error(EINVAL, name + ", line " + std::to_string(number) + ": " + why);
+    throw ExactExit(kExitSetup, "buffer: " + name + ", line " + std::to_string(number) + ": " +
+                                    why + "\n");
   };
   while (std::getline(in, line)) {
     ++number;
@@ -345,7 +347,7 @@ RunRecord parse_record(std::istream& in, const std::string& name) {
     }
     record.events.push_back(e);
   }
-  if (!header_seen) throw Error(EINVAL, name + ": empty, not a buffer record");
+  if (!header_seen) throw ExactExit(kExitSetup, "buffer: " + name + ": empty, not a buffer record\n");
   return record;
 }
 

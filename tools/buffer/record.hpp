@@ -78,8 +78,8 @@ std::string record_header_line(const RecordHeader& header);
 std::string record_tick_line(const Tick& tick);
 std::string record_event_line(const RunEvent& event);
 
-// Reads a record written by --record. Throws Error naming `name` and the
-// line for anything that is not one.
+// Reads a record written by --record. Throws ExactExit (status 255) naming
+// `name` and the line for anything that is not one.
 RunRecord parse_record(std::istream& in, const std::string& name);
 
 // --record, --record-tick, --long-write, --plot, --plot-from; false for

@@ -51,6 +51,9 @@ PKGS_TEST += bash-completion
 # tests/health.bats compares mt's drive-health reports with sg_logs,
 # sg_read_attr and sg_inq (sg3-utils), tapeinfo (mtx) and stenc.
 PKGS_TEST += sg3-utils mtx stenc
+# tests/buffer-record.bats checks buffer --plot's SVG with xmllint and has
+# librsvg (rsvg-convert) and a headless chromium draw it.
+PKGS_TEST += libxml2-utils librsvg2-bin chromium python3
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time iperf3
 PKGS_FUZZ := clang libclang-rt-14-dev

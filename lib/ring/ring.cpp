@@ -60,6 +60,22 @@ struct Ring::Shared {
   std::atomic<bool> alerts_known{false};
   std::atomic<std::uint64_t> alerts_before{0};
   std::atomic<std::uint64_t> alerts_during{0};
+  // Sleeps on the futex words, for buffer --record: the total of those
+  // ended, and when the one under way began (0: none), so that a reader
+  // sees a long sleep grow rather than jump when it ends.
+  std::atomic<std::uint64_t> consumer_wait_ns{0};
+  std::atomic<std::int64_t> consumer_wait_since{0};
+  std::atomic<std::uint64_t> producer_wait_ns{0};
+  std::atomic<std::int64_t> producer_wait_since{0};
+  std::atomic<std::uint64_t> long_writes{0};
+  std::atomic<std::uint64_t> long_write_ns{0};
+  // The last kLongWriteLog long writes, slot = index % kLongWriteLog; a
+  // slot is stored before long_writes counts it.
+  struct LogSlot {
+    std::atomic<std::int64_t> start_ns{0};
+    std::atomic<std::int64_t> duration_ns{0};
+  };
+  LogSlot long_write_log[kLongWriteLog];
   // Followed by `blocks` lengths, then the blocks themselves.
 };
 
@@ -98,10 +114,51 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
 constexpr std::size_t kAlign = 4096;
 
-std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+constexpr std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
-// The block lengths follow the fixed part of the header.
-constexpr std::size_t kLengthsOffset = 512;
+// The block lengths follow the fixed part of the header (the counters and
+// the long-write log).
+constexpr std::size_t kLengthsOffset = 512 + Ring::kLongWriteLog * 16;
+
+std::int64_t steady_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// One sleep of a side, timed for buffer --record: two clock reads (vDSO, no
+// system call) on a path that is about to make one anyway. `since` is
+// cleared before the total grows, so a reader that reads the total first
+// may briefly miss the sleep's end but never counts it twice.
+class TimedSleep {
+ public:
+  TimedSleep(std::atomic<std::uint64_t>& total, std::atomic<std::int64_t>& since) noexcept
+      : total_(total), since_(since), start_(steady_ns()) {
+    since_.store(start_, std::memory_order_release);
+  }
+  ~TimedSleep() {
+    std::int64_t took = steady_ns() - start_;
+    since_.store(0, std::memory_order_release);
+    total_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(took, 0)),
+                     std::memory_order_release);
+  }
+  TimedSleep(const TimedSleep&) = delete;
+  TimedSleep& operator=(const TimedSleep&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>& total_;
+  std::atomic<std::int64_t>& since_;
+  std::int64_t start_;
+};
+
+// A total of sleeps with the one under way counted up to now.
+std::uint64_t slept_ns(const std::atomic<std::uint64_t>& total,
+                       const std::atomic<std::int64_t>& since) noexcept {
+  std::uint64_t ended = total.load(std::memory_order_acquire);
+  std::int64_t began = since.load(std::memory_order_acquire);
+  if (began == 0) return ended;
+  return ended + static_cast<std::uint64_t>(std::max<std::int64_t>(steady_ns() - began, 0));
+}
 
 std::uint64_t* lengths_of(void* shared) {
   return reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(shared) + kLengthsOffset);
@@ -379,8 +436,10 @@ Ring::Wait Ring::wait_free(std::chrono::milliseconds timeout) {
   if (s.consumed.load(std::memory_order_acquire) >= target) return Wait::ready;
   std::uint32_t seen = s.consumed_word.load(std::memory_order_seq_cst);
   s.producer_wants.store(target, std::memory_order_seq_cst);
-  if (s.consumed.load(std::memory_order_seq_cst) < target && !s.abort.load())
+  if (s.consumed.load(std::memory_order_seq_cst) < target && !s.abort.load()) {
+    TimedSleep timed(s.producer_wait_ns, s.producer_wait_since);
     futex_wait(s.consumed_word, seen, timeout);
+  }
   s.producer_wants.store(0, std::memory_order_seq_cst);
   if (s.abort.load()) return Wait::finished;
   return s.consumed.load(std::memory_order_acquire) >= target ? Wait::ready : Wait::timed_out;
@@ -436,8 +495,13 @@ Ring::Wait Ring::wait_filled(std::size_t count, std::chrono::milliseconds timeou
     std::uint32_t seen = s.produced_word.load(std::memory_order_seq_cst);
     s.consumer_wants.store(target, std::memory_order_seq_cst);
     if (s.produced.load(std::memory_order_seq_cst) < target &&
-        !s.input_done.load(std::memory_order_seq_cst) && !s.abort.load())
+        !s.input_done.load(std::memory_order_seq_cst) && !s.abort.load()) {
+      // The wait for the first block is the start, not a wait of the output.
+      std::optional<TimedSleep> timed;
+      if (s.consumer_started.load(std::memory_order_relaxed))
+        timed.emplace(s.consumer_wait_ns, s.consumer_wait_since);
       futex_wait(s.produced_word, seen, timeout);
+    }
     s.consumer_wants.store(0, std::memory_order_seq_cst);
   }
 }
@@ -522,7 +586,34 @@ RingStats Ring::stats() const noexcept {
   r.alerts_known = s.alerts_known.load();
   r.alerts_before = s.alerts_before.load();
   r.alerts_during = s.alerts_during.load();
+  r.consumer_wait_ns = slept_ns(s.consumer_wait_ns, s.consumer_wait_since);
+  r.producer_wait_ns = slept_ns(s.producer_wait_ns, s.producer_wait_since);
+  r.long_writes = s.long_writes.load(std::memory_order_acquire);
+  r.long_write_ns = s.long_write_ns.load(std::memory_order_relaxed);
   return r;
+}
+
+void Ring::note_long_write(std::int64_t start_ns, std::int64_t duration_ns) noexcept {
+  Shared& s = *shared_;
+  std::uint64_t index = s.long_writes.load(std::memory_order_relaxed);
+  Shared::LogSlot& slot = s.long_write_log[index % kLongWriteLog];
+  slot.start_ns.store(start_ns, std::memory_order_relaxed);
+  slot.duration_ns.store(duration_ns, std::memory_order_relaxed);
+  s.long_write_ns.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(duration_ns, 0)),
+                            std::memory_order_relaxed);
+  s.long_writes.store(index + 1, std::memory_order_release);
+}
+
+std::optional<LongWrite> Ring::long_write(std::uint64_t index) const noexcept {
+  const Shared& s = *shared_;
+  std::uint64_t count = s.long_writes.load(std::memory_order_acquire);
+  if (index >= count || count - index > kLongWriteLog) return std::nullopt;
+  const Shared::LogSlot& slot = s.long_write_log[index % kLongWriteLog];
+  LongWrite w{slot.start_ns.load(std::memory_order_relaxed),
+              slot.duration_ns.load(std::memory_order_relaxed)};
+  // Overwritten while it was read: the slot is a later write's now.
+  if (s.long_writes.load(std::memory_order_acquire) - index > kLongWriteLog) return std::nullopt;
+  return w;
 }
 
 }  // namespace tk

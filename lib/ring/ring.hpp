@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -40,6 +41,20 @@ struct RingStats {
   bool alerts_known = false;
   std::uint64_t alerts_before = 0;
   std::uint64_t alerts_during = 0;
+  // Time each side has slept waiting for the other (buffer --record): the
+  // consumer for data once it started, the producer for room; a sleep still
+  // under way counts up to now. Read with a clock, only on the wait paths.
+  std::uint64_t consumer_wait_ns = 0;
+  std::uint64_t producer_wait_ns = 0;
+  // Consumer calls that took note_long_write()'s threshold or longer.
+  std::uint64_t long_writes = 0;
+  std::uint64_t long_write_ns = 0;
+};
+
+// One long write, in steady_clock nanoseconds (the same clock in both processes).
+struct LongWrite {
+  std::int64_t start_ns = 0;
+  std::int64_t duration_ns = 0;
 };
 
 class Ring {
@@ -124,6 +139,15 @@ class Ring {
   bool input_failed() const noexcept;
 
   RingStats stats() const noexcept;
+
+  // Consumer: one write took `duration_ns` from `start_ns` (steady_clock).
+  // Counted, and kept in a log of the last kLongWriteLog for the producer's
+  // side to read each one: no system call, a few stores.
+  void note_long_write(std::int64_t start_ns, std::int64_t duration_ns) noexcept;
+  // Long write number `index` (from 0, below stats().long_writes); only the
+  // last kLongWriteLog are kept, nullopt for older ones.
+  std::optional<LongWrite> long_write(std::uint64_t index) const noexcept;
+  static constexpr std::size_t kLongWriteLog = 1024;
 
  private:
   struct Shared;

@@ -26,7 +26,9 @@
 #include "report.hpp"
 #include "digest_channel.hpp"
 #include "ends.hpp"
+#include "picture.hpp"
 #include "reader.hpp"
+#include "record.hpp"
 #include "signals.hpp"
 #include "status_thread.hpp"
 #include "writer.hpp"
@@ -64,6 +66,7 @@ int run_options(const Options& options) {
     std::fputs(version_line("buffer").c_str(), stdout);
     return kExitOk;
   }
+  if (!options.plot_from.empty()) return draw_record(options);
   if (options.next_volume && options.output.empty() && options.input.empty())
     throw UsageError(
         "--next-volume needs -o, or -i to read volumes: standard output and input cannot be "
@@ -137,6 +140,7 @@ int run_options(const Options& options) {
   // Only here, after the fork: a thread would not survive it.
   ring->warm_ahead(Ring::Side::producer);
   StatusThread status_thread(*ring, options, start, input_size(options, *input));
+  RecordThread recorder(*ring, options, start);
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   int status = run_main("buffer (reader)", policy, [&] {
@@ -145,6 +149,7 @@ int run_options(const Options& options) {
     });
   });
   status_thread.stop();
+  recorder.stop();
   if (reports_progress(options)) {
     Summary summary;
     summary.stats = ring->stats();
@@ -164,6 +169,7 @@ int run_options(const Options& options) {
     // tape is worn. Information flags are for the summaries.
     print_stderr(alerts);
   }
+  if (recorder.active()) finish_recorded_run(recorder.record(), options);
   return status;
 }
 

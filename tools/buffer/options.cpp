@@ -13,6 +13,7 @@
 #include "../../lib/rmt/protocol.hpp"
 #include "../../lib/size.hpp"
 #include "buffer.hpp"
+#include "record.hpp"
 #include "report.hpp"
 
 namespace tk::buffer {
@@ -55,6 +56,11 @@ const char* const kHelpText =
     "  --json      --interval lines and the summary as one JSON object per line\n"
     "  --size BYTES  the input's length, for an ETA (a regular file's is known)\n"
     "  --high-water PCT, --low-water PCT  write from PCT full down to PCT, then wait\n"
+    "  --record FILE  write a timeline of the run to FILE (JSON lines)\n"
+    "  --record-tick TIME  one record line every TIME (100ms)\n"
+    "  --long-write TIME  record each write that blocks TIME or longer (1s)\n"
+    "  --plot FILE.svg  draw the run as a picture at its end, with advice\n"
+    "  --plot-from RECORD  with --plot: draw a recorded run instead of running\n"
     "  --help      print this text and exit\n"
     "  --version   print the version and exit\n";
 
@@ -238,6 +244,11 @@ Options parse_options(int argc, char** argv) {
       ("size", "", cxxopts::value<std::string>())
       ("high-water", "", cxxopts::value<std::string>())
       ("low-water", "", cxxopts::value<std::string>())
+      ("record", "", cxxopts::value<std::string>())
+      ("record-tick", "", cxxopts::value<std::string>())
+      ("long-write", "", cxxopts::value<std::string>())
+      ("plot", "", cxxopts::value<std::string>())
+      ("plot-from", "", cxxopts::value<std::string>())
       ("version", "", cxxopts::value<bool>());
 
   GetoptWords words(spec, argc, argv);
@@ -364,11 +375,12 @@ Options parse_options(int argc, char** argv) {
       o.input_rate = rate_arg(value, "--input-rate");
     } else if (key == "output-rate") {
       o.output_rate = rate_arg(value, "--output-rate");
-    } else if (!parse_output_option(key, value, o)) {
+    } else if (!parse_output_option(key, value, o) && !parse_record_option(key, value, o)) {
       fail_exact("buffer: option --" + key + " is not handled");  // a table above out of step
     }
   }
   check_output_options(o);
+  check_record_options(o);
   if (!parsed.unmatched().empty()) fail_exact("too many arguments");
 
   check_watermarks(o);

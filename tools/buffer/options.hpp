@@ -2,6 +2,7 @@
 // plus long-only extensions.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -58,6 +59,13 @@ struct Options {
   int high_water = 0;                    // --high-water PCT (0: not given)
   int low_water = -1;                    // --low-water PCT (-1: not given)
 
+  // The run's record and its picture (issue 27): record.hpp, plot.hpp.
+  std::string record_file;                      // --record FILE
+  std::chrono::milliseconds record_tick{100};   // --record-tick TIME
+  std::chrono::milliseconds long_write{1000};   // --long-write TIME
+  std::string plot_file;                        // --plot FILE.svg
+  std::string plot_from;                        // --plot-from RECORD: draw it, run nothing
+
   // Said once at the start when the queue -m leaves is too short to keep
   // an output streaming (empty: nothing to say).
   std::string short_queue_note;
@@ -72,6 +80,8 @@ inline bool reads_volumes(const Options& o) {
 inline bool reports_progress(const Options& o) {
   return o.progress || o.interval_seconds > 0 || o.json;
 }
+// --record or --plot: the run is recorded (and advised on at its end).
+inline bool records_run(const Options& o) { return !o.record_file.empty() || !o.plot_file.empty(); }
 inline bool writes_volumes(const Options& o) { return o.next_volume && !o.output.empty(); }
 
 // buffer 1.19's ring geometry: the 32800-byte header it reserved on amd64 is

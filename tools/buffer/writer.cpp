@@ -28,6 +28,7 @@
 #include "../../lib/tape/tape.hpp"
 #include "outputs.hpp"
 #include "rate_limit.hpp"
+#include "record.hpp"
 #include "report.hpp"
 #include "volume_change.hpp"
 #include "watchdog.hpp"
@@ -162,6 +163,7 @@ void Writer::write_block(std::span<const std::byte> block) {
       {
         hung_output_ = output_->name();
         Watchdog::Call call = watchdog_.watch();
+        WriteTimer timed(ring_, long_write_threshold(options_));
         output_->write(block.subspan(done));
       }
       count_written(block.subspan(done));

@@ -1,0 +1,176 @@
+// buffer's advice: the ring model run over a record, then put in words.
+#include "advice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+#include "../../lib/ring/replay.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+namespace tk::buffer {
+
+namespace {
+
+std::string mib_per_s(double rate) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", rate / 1048576);
+  return text;
+}
+
+std::string seconds_of(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, s < 10 ? "%.1f s" : "%.0f s", s);
+  return text;
+}
+
+// -m for a ring of at least `bytes` of `block_size` blocks, as one would
+// type it: whole MiB (k below one).
+std::string m_value_for(std::uint64_t bytes, std::uint64_t block_size, std::uint64_t& m_bytes) {
+  const std::uint64_t blocks = (bytes + block_size - 1) / block_size;
+  const std::uint64_t needed = kLegacyQueueHeader + blocks * block_size;
+  const std::uint64_t mib = std::uint64_t{1} << 20, kib = 1024;
+  if (needed >= mib) {
+    m_bytes = (needed + mib - 1) / mib * mib;
+    return std::to_string(m_bytes / mib) + "m";
+  }
+  m_bytes = (needed + kib - 1) / kib * kib;
+  return std::to_string(m_bytes / kib) + "k";
+}
+
+std::string fixed_json(double v, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, v);
+  return text;
+}
+
+}  // namespace
+
+Advice advise(const RunRecord& record) {
+  Advice a;
+  const RecordHeader& h = record.header;
+  a.ring_bytes = h.block_size * h.blocks;
+  double total_in = 0, total_out = 0;
+  double input_busy = 0;
+  double first_out = -1, last_out = 0, output_waits_in_run = 0;
+  std::uint64_t wait_stretches = 0;
+  bool waiting = false;
+  std::vector<ObservedStep> observed;
+  observed.reserve(record.ticks.size());
+  for (const Tick& k : record.ticks) {
+    total_in += static_cast<double>(k.bytes_in);
+    total_out += static_cast<double>(k.bytes_out);
+    a.waits += k.underruns;
+    a.wait_s += k.out_wait_s;
+    if (k.out_wait_s > 0.001 && !waiting) ++wait_stretches;
+    waiting = k.out_wait_s > 0.001;
+    if (k.bytes_in > 0) {
+      input_busy += std::max(0.0, k.span - k.in_wait_s);
+    }
+    if (k.bytes_out > 0) {
+      if (first_out < 0) first_out = k.t - k.span;
+      last_out = k.t;
+    }
+    if (h.blocks > 0)
+      a.peak_fill = std::max(a.peak_fill, static_cast<double>(k.fill_hi) / static_cast<double>(h.blocks));
+    observed.push_back({k.span, static_cast<double>(k.bytes_in), static_cast<double>(k.bytes_out),
+                        k.in_wait_s, k.out_wait_s});
+  }
+  // -p and --high-water waits are no underruns, but waits all the same.
+  if (a.waits == 0) a.waits = wait_stretches;
+  if (total_out <= 0 || first_out < 0) {
+    a.text = "buffer: advice: nothing was written, so there is nothing to advise\n";
+    return a;
+  }
+  double output_span = std::max(1e-9, last_out - first_out);
+  for (const Tick& k : record.ticks)
+    if (k.t > first_out && k.t <= last_out) output_waits_in_run += k.out_wait_s;
+  double output_busy = std::max(1e-9, output_span - output_waits_in_run);
+  a.out_rate = total_out / output_busy;
+  a.in_rate = input_busy > 0 ? total_in / input_busy : 0;
+  a.idle_share = std::min(1.0, a.wait_s / output_span);
+
+  const std::string ring_text = human_bytes(static_cast<double>(a.ring_bytes));
+  if (a.wait_s < 0.001 && a.waits == 0) {
+    a.verdict = Advice::Verdict::no_waits;
+    char peak[32];
+    std::snprintf(peak, sizeof peak, "%.0f %%", a.peak_fill * 100);
+    a.text = "buffer: advice: the output never waited for input: the ring of " + ring_text +
+             " was enough (at most " + peak + " full)\n";
+    return a;
+  }
+  // Steps of a fifth of a tick, fewer on a run of days: a bisection
+  // replays the run some twenty times.
+  const double run_s = record.ticks.empty() ? 0 : record.ticks.back().t;
+  const double step = std::max(h.tick_s / 5, run_s / 2e6);
+  const double block = static_cast<double>(h.block_size);
+  auto needed = smallest_queue_without_waits(
+      observed, block, static_cast<double>(a.ring_bytes),
+      std::max(total_in, static_cast<double>(a.ring_bytes)) + block, step, h.tick_s);
+  const std::string waited = "it waited " + std::to_string(a.waits) +
+                             (a.waits == 1 ? " time, " : " times, ") + seconds_of(a.wait_s) +
+                             " in all";
+  if (needed && *needed <= static_cast<double>(a.ring_bytes)) {
+    // The waits were moments inside ticks (the start, a hiccup of the
+    // machine): the model sees none at this size, so no size would help.
+    a.verdict = Advice::Verdict::no_waits;
+    a.text = "buffer: advice: the ring of " + ring_text + " was enough: " + waited +
+             ", each too brief for a larger ring to change\n";
+    return a;
+  }
+  if (needed) {
+    a.verdict = Advice::Verdict::bigger_ring;
+    // The model sees ticks, not the moments inside them: a quarter more,
+    // and at least two ticks of the output's rate more.
+    double margin = std::max(*needed * 0.25, 2 * h.tick_s * a.out_rate);
+    std::uint64_t m_bytes = 0;
+    a.advised_m = m_value_for(static_cast<std::uint64_t>(*needed + margin), h.block_size, m_bytes);
+    a.advised_ring_bytes = (m_bytes - kLegacyQueueHeader) / h.block_size * h.block_size;
+    a.text = "buffer: advice: a ring of " + human_bytes(static_cast<double>(a.advised_ring_bytes)) +
+             " (-m " + a.advised_m + ") would have kept the output busy for this run; with its " +
+             ring_text + " " + waited + "\n";
+    // A queue that memory cannot hold fits on a disk (--queue-file).
+    long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0 &&
+        static_cast<double>(a.advised_ring_bytes) >
+            static_cast<double>(pages) * static_cast<double>(page_size) / 2)
+      a.text += "buffer: advice: that is more than half this machine's memory: give it with "
+                "--queue-file DIR, on a disk faster than the output\n";
+    return a;
+  }
+  a.verdict = Advice::Verdict::input_too_slow;
+  char idle[32];
+  std::snprintf(idle, sizeof idle, "%.0f %%", a.idle_share * 100);
+  if (a.in_rate < a.out_rate)
+    a.text = "buffer: advice: the input was slower than the output on average (" +
+             mib_per_s(a.in_rate) + " vs " + mib_per_s(a.out_rate) +
+             " MiB/s): no ring size helps; the output idled " + idle + " (" + waited + ")\n";
+  else
+    a.text = "buffer: advice: no ring size removes the output's waits: the input fell behind it "
+             "for longer than any queue can cover (input " + mib_per_s(a.in_rate) + ", output " +
+             mib_per_s(a.out_rate) + " MiB/s on average); the output idled " + idle + " (" +
+             waited + ")\n";
+  return a;
+}
+
+std::string advice_json(const Advice& a) {
+  static const char* const verdicts[] = {"no_data", "no_waits", "bigger_ring", "input_too_slow"};
+  std::string text = a.text;
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  std::string json = "{\"event\":\"advice\",\"verdict\":\"" +
+                     std::string(verdicts[static_cast<int>(a.verdict)]) + "\"" +
+                     ",\"ring_bytes\":" + std::to_string(a.ring_bytes) +
+                     ",\"waits\":" + std::to_string(a.waits) +
+                     ",\"wait_s\":" + fixed_json(a.wait_s, 3);
+  if (a.verdict == Advice::Verdict::bigger_ring)
+    json += ",\"advised_ring_bytes\":" + std::to_string(a.advised_ring_bytes) +
+            ",\"advised_m\":" + json_string(a.advised_m);
+  json += ",\"in_rate\":" + fixed_json(a.in_rate, 0) + ",\"out_rate\":" + fixed_json(a.out_rate, 0) +
+          ",\"idle_share\":" + fixed_json(a.idle_share, 4) + ",\"text\":" + json_string(text) +
+          "}\n";
+  return json;
+}
+
+}  // namespace tk::buffer

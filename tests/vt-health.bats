@@ -7,8 +7,10 @@
 # clears them; and the report is the same through tapekit's rmt, over the
 # rsh stand-in and over the test sshd (§6).
 #
-# run-suites: no leak check
-# (mt runs one command and exits; rmt's loop is checked in rmt.bats.)
+# run-suites: plain pass only
+# (The sanitizer pass reaches the same code elsewhere: every virtual-tape
+# command in tape.bats, the health pages of a .tap read by buffer in
+# buffer-health.bats, and rmt's health request in health-remote.bats.)
 bats_require_minimum_version 1.5.0
 
 load test_helper

@@ -163,11 +163,6 @@ int run_options(const Options& options) {
       print_stderr_as_is(summary_json(summary));
     else
       print_stderr(summary_line(summary));
-  } else if (std::string alerts = alerts_text(ring->stats(), false); !alerts.empty()) {
-    // Without a summary asked for, the flags that ask for action are still
-    // said: an operator must learn that the drive wants cleaning or the
-    // tape is worn. Information flags are for the summaries.
-    print_stderr(alerts);
   }
   if (recorder.active()) finish_recorded_run(recorder.record(), options);
   return status;

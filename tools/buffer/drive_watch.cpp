@@ -15,6 +15,7 @@ scsi::Bytes bytes_of(const Raw& data) { return {data.data(), data.size()}; }
 }  // namespace
 
 void DriveWatch::volume_started(Tape& output, std::uint64_t bytes_out, bool first) {
+  if (!enabled_) return;
   // A new cartridge answers for itself: a refusal of the last one (none
   // loaded, say) is not this one's.
   capacity_answers_ = true;
@@ -54,7 +55,7 @@ void DriveWatch::sample_capacity(Tape& output, std::uint64_t bytes_out) {
 void DriveWatch::before_close(Tape& output) { read_alerts(output, false); }
 
 void DriveWatch::read_alerts(Tape& output, bool before_run) {
-  if (!alerts_answer_) return;
+  if (!enabled_ || !alerts_answer_) return;
   try {
     Raw page = output.health_data(scsi::HealthQuery::tapealert);
     std::uint64_t flags = 0;

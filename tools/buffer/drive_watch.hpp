@@ -14,9 +14,13 @@ namespace tk::buffer {
 
 class DriveWatch {
  public:
-  // sample_capacity: the reports want it (--progress, --interval, --json).
-  DriveWatch(Ring& ring, bool sample_capacity) : ring_(ring), capacity_wanted_(sample_capacity) {}
+  // Only for a run that reports (--progress, --interval, --json): without
+  // one, buffer is 1.19 and asks the drive nothing, which also leaves its
+  // TapeAlert flags, which reading clears, to whoever reads them next
+  // (tapeinfo, a backup program's alert script).
+  DriveWatch(Ring& ring, bool reports) : ring_(ring), enabled_(reports), capacity_wanted_(reports) {}
 
+  bool enabled() const noexcept { return enabled_; }
   // A volume was opened; `first`: the run's first, whose active flags were
   // raised before the run.
   void volume_started(Tape& output, std::uint64_t bytes_out, bool first);
@@ -38,6 +42,7 @@ class DriveWatch {
   void read_alerts(Tape& output, bool before_run);
 
   Ring& ring_;
+  bool enabled_;
   bool capacity_wanted_;
   bool capacity_answers_ = true;  // until the drive or the server refuses
   bool alerts_answer_ = true;

@@ -307,13 +307,12 @@ std::string interval_json(const Interval& period) {
   return json + "}\n";
 }
 
-std::string alerts_text(const RingStats& stats, bool information_too) {
-  auto list = [information_too](std::uint64_t flags) {
+std::string alerts_text(const RingStats& stats) {
+  auto list = [](std::uint64_t flags) {
     std::string text;
     for (int n = 1; n <= 64; ++n) {
       if (!(flags >> (n - 1) & 1)) continue;
       scsi::TapeAlertFlag flag = scsi::tapealert_flag(n);
-      if (flag.severity == scsi::Severity::information && !information_too) continue;
       text += std::string(text.empty() ? "" : "; ") + "TapeAlert " + std::to_string(n) + ", " +
               std::string(flag.name) + " (" + std::string(scsi::severity_name(flag.severity)) + ")";
     }
@@ -351,7 +350,7 @@ std::string summary_line(const Summary& summary) {
   if (stats.tape_file >= 0) text += ", written as tape file " + std::to_string(stats.tape_file);
   if (stats.volume > 1) text += ", " + std::to_string(stats.volume) + " volumes";
   if (summary.digest) text += digest_text(*summary.digest);
-  return text + "\n" + alerts_text(stats, true);
+  return text + "\n" + alerts_text(stats);
 }
 
 std::string summary_json(const Summary& summary) {

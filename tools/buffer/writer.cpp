@@ -274,7 +274,7 @@ std::string Writer::close_after_stop() {
 }
 
 void Writer::read_alerts_before_close() {
-  if (primary_failed_) return;
+  if (primary_failed_ || !drive_watch_.enabled()) return;
   if (auto* remote = dynamic_cast<RemoteTape*>(output_.get()))
     if (!remote->settle_before_close()) return;  // close() reports why
   drive_watch_.before_close(*output_);

@@ -193,6 +193,20 @@ TapeAlertFlag tapealert_flag(int number) {
   return {number, t.name, t.severity};
 }
 
+std::uint64_t tapealert_mask(const std::vector<TapeAlertFlag>& flags) {
+  std::uint64_t mask = 0;
+  for (const TapeAlertFlag& flag : flags)
+    if (flag.number >= 1 && flag.number <= 64) mask |= std::uint64_t{1} << (flag.number - 1);
+  return mask;
+}
+
+std::vector<TapeAlertFlag> tapealert_flags(std::uint64_t mask) {
+  std::vector<TapeAlertFlag> flags;
+  for (int n = 1; n <= 64; ++n)
+    if (mask >> (n - 1) & 1) flags.push_back(tapealert_flag(n));
+  return flags;
+}
+
 std::vector<TapeAlertFlag> parse_tapealert_page(Bytes data) {
   const std::string name = "LOG SENSE page 0x2e";
   std::array<bool, 65> seen{};

@@ -52,6 +52,10 @@ struct TapeAlertFlag {
 TapeAlertFlag tapealert_flag(int number);
 // The flags LOG SENSE page 0x2E reports active, in flag order.
 std::vector<TapeAlertFlag> parse_tapealert_page(Bytes data);
+// Flags as a set, bit n-1 for flag n (as a drive state keeps them and
+// build_tapealert_page takes them), and back, in flag order.
+std::uint64_t tapealert_mask(const std::vector<TapeAlertFlag>& flags);
+std::vector<TapeAlertFlag> tapealert_flags(std::uint64_t mask);
 
 // LOG SENSE page 0x31 (SSC-4 8.2.4): capacities in MiB of the main
 // partition (0) and the alternate one (1), each as reported.

@@ -151,6 +151,18 @@ TEST(TapeAlert, ActiveFlagsComeWithNameAndSeverity) {
   EXPECT_TRUE(scsi::parse_tapealert_page(tapealert_page({})).empty());
 }
 
+TEST(TapeAlert, MaskAndFlagsAreOneSetTwoWays) {
+  auto flags = scsi::parse_tapealert_page(tapealert_page({20, 3, 64}));
+  std::uint64_t mask = scsi::tapealert_mask(flags);
+  EXPECT_EQ(mask, (std::uint64_t{1} << 2) | (std::uint64_t{1} << 19) | (std::uint64_t{1} << 63));
+  auto back = scsi::tapealert_flags(mask);
+  ASSERT_EQ(back.size(), 3U);
+  EXPECT_EQ(back[0].number, 3);
+  EXPECT_EQ(back[1].name, "Cleaning required");
+  EXPECT_EQ(back[2].number, 64);
+  EXPECT_TRUE(scsi::tapealert_flags(0).empty());
+}
+
 TEST(TapeAlert, SeveritiesFollowSscAnnexA) {
   EXPECT_EQ(scsi::tapealert_flag(4).severity, scsi::Severity::critical);
   EXPECT_EQ(scsi::tapealert_flag(10).severity, scsi::Severity::information);

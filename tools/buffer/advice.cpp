@@ -40,12 +40,6 @@ std::string m_value_for(std::uint64_t bytes, std::uint64_t block_size, std::uint
   return std::to_string(m_bytes / kib) + "k";
 }
 
-std::string fixed_json(double v, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, v);
-  return text;
-}
-
 }  // namespace
 
 Advice advise(const RunRecord& record) {
@@ -163,12 +157,12 @@ std::string advice_json(const Advice& a) {
                      std::string(verdicts[static_cast<int>(a.verdict)]) + "\"" +
                      ",\"ring_bytes\":" + std::to_string(a.ring_bytes) +
                      ",\"waits\":" + std::to_string(a.waits) +
-                     ",\"wait_s\":" + fixed_json(a.wait_s, 3);
+                     ",\"wait_s\":" + json_number(a.wait_s, 3);
   if (a.verdict == Advice::Verdict::bigger_ring)
     json += ",\"advised_ring_bytes\":" + std::to_string(a.advised_ring_bytes) +
             ",\"advised_m\":" + json_string(a.advised_m);
-  json += ",\"in_rate\":" + fixed_json(a.in_rate, 0) + ",\"out_rate\":" + fixed_json(a.out_rate, 0) +
-          ",\"idle_share\":" + fixed_json(a.idle_share, 4) + ",\"text\":" + json_string(text) +
+  json += ",\"in_rate\":" + json_number(a.in_rate, 0) + ",\"out_rate\":" + json_number(a.out_rate, 0) +
+          ",\"idle_share\":" + json_number(a.idle_share, 4) + ",\"text\":" + json_string(text) +
           "}\n";
   return json;
 }

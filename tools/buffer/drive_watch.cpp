@@ -21,16 +21,17 @@ void DriveWatch::volume_started(Tape& output, std::uint64_t bytes_out, bool firs
   capacity_answers_ = true;
   alerts_answer_ = true;
   read_alerts(output, first);
-  if (capacity_wanted_) sample_capacity(output, bytes_out);
+  sample_capacity(output, bytes_out, false);
 }
 
 bool DriveWatch::capacity_due() const {
-  return capacity_wanted_ && capacity_answers_ && Clock::now() >= next_sample_;
+  return enabled_ && capacity_answers_ && Clock::now() >= next_sample_;
 }
 
-void DriveWatch::sample_capacity(Tape& output, std::uint64_t bytes_out) {
-  if (!capacity_wanted_ || !capacity_answers_) return;
+void DriveWatch::sample_capacity(Tape& output, std::uint64_t bytes_out, bool writes_in_flight) {
+  if (!enabled_ || !capacity_answers_) return;
   next_sample_ = Clock::now() + kSampleEvery;
+  if (writes_in_flight) return;
   try {
     Raw page = output.health_data(scsi::HealthQuery::capacity);
     for (const scsi::PartitionCapacity& p : scsi::parse_tape_capacity_page(bytes_of(page))) {
@@ -46,8 +47,8 @@ void DriveWatch::sample_capacity(Tape& output, std::uint64_t bytes_out) {
   } catch (const Error&) {
     // A file, a pipe, another rmt, a drive without the page, or a reply
     // that cannot be read: no figure to show. Nothing is lost by asking no
-    // more: the caller asks only with no write in flight, and a link that
-    // broke fails the next write as it would have.
+    // more: nothing is asked with a write in flight, and a link that broke
+    // fails the next write as it would have.
     capacity_answers_ = false;
   }
 }
@@ -58,10 +59,8 @@ void DriveWatch::read_alerts(Tape& output, bool before_run) {
   if (!enabled_ || !alerts_answer_) return;
   try {
     Raw page = output.health_data(scsi::HealthQuery::tapealert);
-    std::uint64_t flags = 0;
-    for (const scsi::TapeAlertFlag& flag : scsi::parse_tapealert_page(bytes_of(page)))
-      if (flag.number >= 1 && flag.number <= 64) flags |= std::uint64_t{1} << (flag.number - 1);
-    ring_.add_output_alerts(flags, before_run);
+    ring_.add_output_alerts(scsi::tapealert_mask(scsi::parse_tapealert_page(bytes_of(page))),
+                            before_run);
   } catch (const Error&) {
     alerts_answer_ = false;  // as for the capacity
   }

@@ -18,18 +18,18 @@ class DriveWatch {
   // one, buffer is 1.19 and asks the drive nothing, which also leaves its
   // TapeAlert flags, which reading clears, to whoever reads them next
   // (tapeinfo, a backup program's alert script).
-  DriveWatch(Ring& ring, bool reports) : ring_(ring), enabled_(reports), capacity_wanted_(reports) {}
+  DriveWatch(Ring& ring, bool reports) : ring_(ring), enabled_(reports) {}
 
   bool enabled() const noexcept { return enabled_; }
   // A volume was opened; `first`: the run's first, whose active flags were
   // raised before the run.
   void volume_started(Tape& output, std::uint64_t bytes_out, bool first);
-  // Between blocks: true when a capacity sample is due. The caller takes it
-  // only with no write in flight: a remote tape would settle its pipeline
-  // to ask, and a failed write must reach the writer from a write or the
-  // close, which know what to do with it.
+  // Between blocks: true when a capacity sample is due.
   bool capacity_due() const;
-  void sample_capacity(Tape& output, std::uint64_t bytes_out);
+  // Takes the sample, or with writes in flight lets this one go: a remote
+  // tape would settle its pipeline to answer, and a failed write must reach
+  // the writer from a write or the close, which know what to do with it.
+  void sample_capacity(Tape& output, std::uint64_t bytes_out, bool writes_in_flight);
   // Before the output (or a volume of it) closes, with no write in flight:
   // the flags raised since.
   void before_close(Tape& output);
@@ -43,7 +43,6 @@ class DriveWatch {
 
   Ring& ring_;
   bool enabled_;
-  bool capacity_wanted_;
   bool capacity_answers_ = true;  // until the drive or the server refuses
   bool alerts_answer_ = true;
   Clock::time_point next_sample_{};

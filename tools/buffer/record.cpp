@@ -25,12 +25,6 @@ namespace {
 // whose reader is slow): past this, the file is dropped.
 constexpr std::size_t kMaxPendingRecord = std::size_t{8} << 20;
 
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 std::string json_field(const char* key, const std::string& value_text) {
   return std::string(",\"") + key + "\":" + value_text;
 }
@@ -158,14 +152,9 @@ class LineParser {
           if (at_ + 4 > s_.size()) throw std::runtime_error("bad \\u escape");
           unsigned long code = std::strtoul(s_.substr(at_, 4).c_str(), nullptr, 16);
           at_ += 4;
-          // json_string escapes control characters and stray bytes only.
-          if (code < 0x80) {
-            out += static_cast<char>(code);
-          } else if (code < 0x100) {
-            out += static_cast<char>(code);  // a byte that was not UTF-8, as it was
-          } else {
-            out += '?';
-          }
+          // json_string escapes control characters and stray bytes (a
+          // byte that was not UTF-8, given back as it was) only.
+          out += code < 0x100 ? static_cast<char>(code) : '?';
           break;
         }
         default: out += e;
@@ -188,19 +177,27 @@ double number_of(const FlatObject& o, const char* key, double otherwise = 0) {
 
 }  // namespace
 
+namespace {
+
+// `later`, the tick right after `tick`, joins it: one tick over both spans.
+void merge_tick(Tick& tick, const Tick& later) {
+  tick.t = later.t;
+  tick.span += later.span;
+  tick.fill = later.fill;
+  tick.fill_lo = std::min(tick.fill_lo, later.fill_lo);
+  tick.fill_hi = std::max(tick.fill_hi, later.fill_hi);
+  tick.bytes_in += later.bytes_in;
+  tick.bytes_out += later.bytes_out;
+  tick.out_wait_s += later.out_wait_s;
+  tick.in_wait_s += later.in_wait_s;
+  tick.underruns += later.underruns;
+}
+
+}  // namespace
+
 void RunRecord::add(const Tick& tick) {
   if (in_last_entry_ > 0 && in_last_entry_ < ticks_per_entry_) {
-    Tick& last = ticks.back();
-    last.t = tick.t;
-    last.span += tick.span;
-    last.fill = tick.fill;
-    last.fill_lo = std::min(last.fill_lo, tick.fill_lo);
-    last.fill_hi = std::max(last.fill_hi, tick.fill_hi);
-    last.bytes_in += tick.bytes_in;
-    last.bytes_out += tick.bytes_out;
-    last.out_wait_s += tick.out_wait_s;
-    last.in_wait_s += tick.in_wait_s;
-    last.underruns += tick.underruns;
+    merge_tick(ticks.back(), tick);
     ++in_last_entry_;
     return;
   }
@@ -208,19 +205,7 @@ void RunRecord::add(const Tick& tick) {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < ticks.size(); i += 2) {
       Tick merged = ticks[i];
-      if (i + 1 < ticks.size()) {
-        const Tick& b = ticks[i + 1];
-        merged.t = b.t;
-        merged.span += b.span;
-        merged.fill = b.fill;
-        merged.fill_lo = std::min(merged.fill_lo, b.fill_lo);
-        merged.fill_hi = std::max(merged.fill_hi, b.fill_hi);
-        merged.bytes_in += b.bytes_in;
-        merged.bytes_out += b.bytes_out;
-        merged.out_wait_s += b.out_wait_s;
-        merged.in_wait_s += b.in_wait_s;
-        merged.underruns += b.underruns;
-      }
+      if (i + 1 < ticks.size()) merge_tick(merged, ticks[i + 1]);
       ticks[kept++] = merged;
     }
     ticks.resize(kept);
@@ -232,8 +217,8 @@ void RunRecord::add(const Tick& tick) {
 
 std::string record_header_line(const RecordHeader& h) {
   return "{\"record\":\"buffer\"" + json_field("version", std::to_string(h.version)) +
-         json_field("tick_ms", fixed(h.tick_s * 1000, 0)) +
-         json_field("long_write_ms", fixed(h.long_write_s * 1000, 0)) +
+         json_field("tick_ms", json_number(h.tick_s * 1000, 0)) +
+         json_field("long_write_ms", json_number(h.long_write_s * 1000, 0)) +
          json_field("block_size", std::to_string(h.block_size)) +
          json_field("blocks", std::to_string(h.blocks)) +
          json_field("percent", std::to_string(h.percent)) +
@@ -244,21 +229,21 @@ std::string record_header_line(const RecordHeader& h) {
 }
 
 std::string record_tick_line(const Tick& k) {
-  std::string line = "{\"t\":" + fixed(k.t, 3) + json_field("fill", std::to_string(k.fill)) +
+  std::string line = "{\"t\":" + json_number(k.t, 3) + json_field("fill", std::to_string(k.fill)) +
                      json_field("in", std::to_string(k.bytes_in)) +
                      json_field("out", std::to_string(k.bytes_out));
   // Quiet ticks stay short: the wait fields only when there was a wait.
-  if (k.out_wait_s >= 0.00005) line += json_field("out_wait_ms", fixed(k.out_wait_s * 1000, 1));
-  if (k.in_wait_s >= 0.00005) line += json_field("in_wait_ms", fixed(k.in_wait_s * 1000, 1));
+  if (k.out_wait_s >= 0.00005) line += json_field("out_wait_ms", json_number(k.out_wait_s * 1000, 1));
+  if (k.in_wait_s >= 0.00005) line += json_field("in_wait_ms", json_number(k.in_wait_s * 1000, 1));
   if (k.underruns > 0) line += json_field("underruns", std::to_string(k.underruns));
   return line + "}\n";
 }
 
 std::string record_event_line(const RunEvent& e) {
-  std::string line = "{\"t\":" + fixed(e.t, 3);
+  std::string line = "{\"t\":" + json_number(e.t, 3);
   switch (e.kind) {
     case RunEvent::Kind::long_write:
-      line += ",\"event\":\"long_write\"" + json_field("ms", fixed(e.seconds * 1000, 1));
+      line += ",\"event\":\"long_write\"" + json_field("ms", json_number(e.seconds * 1000, 1));
       break;
     case RunEvent::Kind::volume:
       line += ",\"event\":\"volume\"" + json_field("volume", std::to_string(e.volume));

@@ -82,6 +82,12 @@ std::size_t utf8_sequence(const std::string& text, std::size_t at) {
 
 }  // namespace
 
+std::string json_number(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
 std::string json_string(const std::string& text) {
   std::string quoted = "\"";
   for (std::size_t at = 0; at < text.size();) {
@@ -210,13 +216,6 @@ std::string eta_text(const Interval& period) {
   return eta ? "  ETA " + clock_text(*eta) : "";
 }
 
-// JSON numbers: integers as they are, rates and times with a fixed precision.
-std::string json_number(double value, int decimals) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 // ", sha256 HEX (volume 1 HEX, volume 2 HEX), sha256 of TEE HEX": -o's
 // volumes only when there were several.
 std::string digest_text(const DigestReport& digest) {
@@ -310,12 +309,9 @@ std::string interval_json(const Interval& period) {
 std::string alerts_text(const RingStats& stats) {
   auto list = [](std::uint64_t flags) {
     std::string text;
-    for (int n = 1; n <= 64; ++n) {
-      if (!(flags >> (n - 1) & 1)) continue;
-      scsi::TapeAlertFlag flag = scsi::tapealert_flag(n);
-      text += std::string(text.empty() ? "" : "; ") + "TapeAlert " + std::to_string(n) + ", " +
-              std::string(flag.name) + " (" + std::string(scsi::severity_name(flag.severity)) + ")";
-    }
+    for (const scsi::TapeAlertFlag& flag : scsi::tapealert_flags(flags))
+      text += std::string(text.empty() ? "" : "; ") + "TapeAlert " + std::to_string(flag.number) +
+              ", " + std::string(flag.name) + " (" + std::string(scsi::severity_name(flag.severity)) + ")";
     return text;
   };
   // Bacula's words for what an operator is to do about flags 20 and 21.
@@ -370,13 +366,10 @@ std::string summary_json(const Summary& summary) {
   if (stats.alerts_known) {
     auto list = [](std::uint64_t flags) {
       std::string items;
-      for (int n = 1; n <= 64; ++n) {
-        if (!(flags >> (n - 1) & 1)) continue;
-        scsi::TapeAlertFlag flag = scsi::tapealert_flag(n);
-        items += std::string(items.empty() ? "" : ",") + "{\"flag\":" + std::to_string(n) +
+      for (const scsi::TapeAlertFlag& flag : scsi::tapealert_flags(flags))
+        items += std::string(items.empty() ? "" : ",") + "{\"flag\":" + std::to_string(flag.number) +
                  ",\"name\":" + json_string(std::string(flag.name)) + ",\"severity\":" +
                  json_string(std::string(scsi::severity_name(flag.severity))) + "}";
-      }
       return "[" + items + "]";
     };
     json += ",\"tapealert\":{\"before\":" + list(stats.alerts_before) +

@@ -86,6 +86,10 @@ std::string alerts_text(const RingStats& stats);
 // 1536 -> "1.5 KiB"
 std::string human_bytes(double bytes);
 
+// A JSON number with a fixed number of decimals (rates and times; counts
+// are std::to_string's).
+std::string json_number(double value, int decimals);
+
 // TEXT as a JSON string: quotes, backslashes and control characters
 // escaped, and each byte that is not part of well-formed UTF-8 as \u00XX.
 std::string json_string(const std::string& text);

@@ -130,9 +130,8 @@ void Writer::write_oldest_block() {
   }
   ring_.release(block.size());
   ring_.note_consumer_started();
-  // A remote tape would settle its pipeline to answer: only when it is empty.
-  if (drive_watch_.capacity_due() && !primary_failed_ && in_flight().records == 0)
-    drive_watch_.sample_capacity(*output_, written_);
+  if (drive_watch_.capacity_due() && !primary_failed_)
+    drive_watch_.sample_capacity(*output_, written_, in_flight().records > 0);
   legacy_.after_block(written_);
   if (options_.pause_us) pause_after_block();
   if (options_.seek_every_gib && written_ >= next_gib_) {

@@ -418,25 +418,21 @@ RecordThread::RecordThread(const Ring& ring, const Options& options, Clock::time
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
-RecordThread::~RecordThread() {
-  if (thread_.joinable()) {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-}
+RecordThread::~RecordThread() { end_thread(); }
 
-void RecordThread::stop() {
-  if (!active_ || !thread_.joinable()) return;
+void RecordThread::end_thread() {
+  if (!thread_.joinable()) return;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   thread_.join();
+}
+
+void RecordThread::stop() {
+  if (!active_ || !thread_.joinable()) return;
+  end_thread();
   take_tick(true);
   RingStats s = ring_.stats();
   RunEvent end;

@@ -138,6 +138,7 @@ class RecordThread {
 
  private:
   void loop();
+  void end_thread();  // the loop told to stop, and joined
   void take_tick(bool last);
   void add_tick(const Tick& tick);
   void emit(const std::string& line);

@@ -54,6 +54,8 @@ const char* digest_name(DigestKind kind) noexcept {
   return "?";
 }
 
+bool digest_slower_than_copies(DigestKind kind) noexcept { return kind != DigestKind::xxh128; }
+
 Digest::Digest(DigestKind kind) : kind_(kind), state_(std::make_unique<State>()) {
   if (kind == DigestKind::xxh128) {
     state_->xxh = XXH3_createState();

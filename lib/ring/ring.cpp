@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
+#include <functional>
 #include <linux/futex.h>
 #include <csignal>
 #include <new>
@@ -277,6 +278,7 @@ Ring& Ring::operator=(Ring&& other) noexcept {
     shared_ = other.shared_;
     data_ = other.data_;
     in_underrun_ = other.in_underrun_;
+    taken_ = other.taken_;
   }
   return *this;
 }
@@ -476,18 +478,18 @@ void Ring::finish_input(bool cleanly) noexcept {
 Ring::Wait Ring::wait_filled(std::size_t count, std::chrono::milliseconds timeout) {
   Shared& s = *shared_;
   if (count > s.blocks) count = s.blocks;
-  std::uint64_t target = s.consumed.load(std::memory_order_relaxed) + count;
+  std::uint64_t target = taken_ + count;
   for (bool first = true;; first = false) {
     if (s.abort.load(std::memory_order_relaxed)) return Wait::finished;
     std::uint64_t produced = s.produced.load(std::memory_order_acquire);
     if (produced >= target) return Wait::ready;
     if (s.input_done.load(std::memory_order_acquire)) {
       produced = s.produced.load(std::memory_order_acquire);
-      return produced > s.consumed.load(std::memory_order_relaxed) ? Wait::ready
+      return produced > taken_ ? Wait::ready
                                                                     : Wait::finished;
     }
     if (!first) return Wait::timed_out;
-    if (count == 1 && produced == s.consumed.load(std::memory_order_relaxed) && !in_underrun_ &&
+    if (count == 1 && produced == taken_ && !in_underrun_ &&
         s.consumer_started.load(std::memory_order_relaxed)) {
       in_underrun_ = true;
       s.underruns.fetch_add(1, std::memory_order_relaxed);
@@ -507,21 +509,36 @@ Ring::Wait Ring::wait_filled(std::size_t count, std::chrono::milliseconds timeou
 }
 
 std::size_t Ring::filled() const noexcept {
-  return static_cast<std::size_t>(shared_->produced.load(std::memory_order_acquire) -
-                                  shared_->consumed.load(std::memory_order_relaxed));
+  return static_cast<std::size_t>(shared_->produced.load(std::memory_order_acquire) - taken_);
 }
 
 std::span<const std::byte> Ring::oldest_filled_block() const noexcept {
-  std::uint64_t index = shared_->consumed.load(std::memory_order_relaxed) % shared_->blocks;
+  std::uint64_t index = taken_ % shared_->blocks;
   return {data_ + index * shared_->block_size,
           static_cast<std::size_t>(lengths_of(shared_)[index])};
 }
 
 void Ring::release(std::size_t bytes_written) noexcept {
+  take(bytes_written);
+  release_taken();
+}
+
+void Ring::take(std::size_t bytes_written) noexcept {
   Shared& s = *shared_;
   in_underrun_ = false;
   s.bytes_out.fetch_add(bytes_written, std::memory_order_relaxed);
   s.consumer_steps.fetch_add(1, std::memory_order_relaxed);
+  ++taken_;
+}
+
+bool Ring::holds(std::span<const std::byte> bytes) const noexcept {
+  const std::byte* end = data_ + shared_->block_size * shared_->blocks;
+  return !bytes.empty() && std::less_equal<>()(data_, bytes.data()) &&
+         std::less_equal<>()(bytes.data() + bytes.size(), end);
+}
+
+void Ring::release_taken() noexcept {
+  Shared& s = *shared_;
   std::uint64_t consumed = s.consumed.load(std::memory_order_relaxed) + 1;
   s.consumed.store(consumed, std::memory_order_seq_cst);
   s.consumed_word.fetch_add(1, std::memory_order_seq_cst);

@@ -104,9 +104,23 @@ class Ring {
   // then `finished` when none is left). The blocks stay owned by the consumer
   // until release().
   Wait wait_filled(std::size_t count, std::chrono::milliseconds timeout);
+  // Filled blocks the consumer has not taken yet, and the oldest of them.
   std::size_t filled() const noexcept;
   std::span<const std::byte> oldest_filled_block() const noexcept;
+  // The consumer is done with the oldest filled block, which `bytes_written`
+  // of it reached the output: the producer may fill it again.
   void release(std::size_t bytes_written) noexcept;
+  // release() in two steps, for a consumer that hands its blocks on to a
+  // thread of its own (buffer's hash of what it wrote): take() moves the
+  // consumer past the oldest filled block and counts what was written;
+  // the block stays out of the producer's reach until release_taken(),
+  // which frees the oldest taken block and may be called from that other
+  // thread (one thread takes, one releases). Unreleased taken blocks still
+  // count against the ring's room.
+  void take(std::size_t bytes_written) noexcept;
+  void release_taken() noexcept;
+  // Whether `bytes` lie inside the ring's blocks.
+  bool holds(std::span<const std::byte> bytes) const noexcept;
   // The consumer's corrected count of bytes that reached its output: a
   // partial write it counted itself, or buffered writes the output lost.
   void set_bytes_out(std::uint64_t bytes) noexcept;
@@ -164,6 +178,8 @@ class Ring {
   // Consumer-local (each process has its own Ring object): inside one stall,
   // so a long wait counts as one underrun however often it times out.
   bool in_underrun_ = false;
+  // Consumer-local: blocks taken, ever (at least the shared `consumed`).
+  std::uint64_t taken_ = 0;
 };
 
 }  // namespace tk

@@ -59,7 +59,7 @@ void Writer::change_volume() {
     ring_.set_consumer_reported();
     throw ExactExit(kExitRuntime, mismatch);
   }
-  if (digest_) digest_->end_volume();
+  if (digest_) settled_digest().end_volume();
   print_stderr("buffer (writer): end of medium on " + output_->name() + " after " +
                std::to_string(written_) + " bytes; running the volume change command\n");
   per_volume_.push_back(0);
@@ -92,7 +92,7 @@ std::string Writer::verify_primary() {
   std::string label = output_->name();
   if (options_.next_volume) label += ", volume " + std::to_string(per_volume_.size());
   return read_back(label, [&] {
-    return verify_volume(output_->name(), label, volume_start_, options_.block_size, *digest_,
+    return verify_volume(output_->name(), label, volume_start_, options_.block_size, settled_digest(),
                          open_options(options_));
   });
 }

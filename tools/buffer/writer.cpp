@@ -58,7 +58,16 @@ Writer::Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const
                   ::pthread_kill(main, SIGUSR1);
                 }) {
   note_volume_start();
-  if (options.hash) digest_.emplace(*options.hash, writes_volumes(options));
+  if (options.hash) {
+    digest_.emplace(*options.hash, writes_volumes(options));
+    if (digest_slower_than_copies(*options.hash))
+      hasher_.emplace(ring, [this](std::span<const std::byte> reached) { digest_->add(reached); });
+  }
+}
+
+OutputDigest& Writer::settled_digest() {
+  if (hasher_) hasher_->drain();
+  return *digest_;
 }
 
 int Writer::run() {
@@ -128,7 +137,13 @@ void Writer::write_oldest_block() {
     Watchdog::Call call = watchdog_.watch();
     write_tees(block);
   }
-  ring_.release(block.size());
+  if (hasher_) {
+    // The block goes back to the reader once it is hashed.
+    ring_.take(block.size());
+    hasher_->release_block();
+  } else {
+    ring_.release(block.size());
+  }
   ring_.note_consumer_started();
   if (drive_watch_.capacity_due() && !primary_failed_)
     drive_watch_.sample_capacity(*output_, written_, in_flight().records > 0);
@@ -152,7 +167,10 @@ void Writer::count_written(std::span<const std::byte> reached) {
   written_ += reached.size();
   per_volume_.back() += reached.size();
   if (!reached.empty()) fresh_volume_ = false;
-  if (digest_) digest_->add(reached);
+  if (hasher_)
+    hasher_->add(reached);
+  else if (digest_)
+    digest_->add(reached);
 }
 
 void Writer::write_block(std::span<const std::byte> block) {
@@ -376,7 +394,8 @@ void Writer::finish_outputs() {
   bool json = options_.json;
   std::string digests;
   if (digest_ && !primary_failed_)
-    digests = json ? digest_->summary_json(output_->name()) : digest_->summary(output_->name());
+    digests = json ? settled_digest().summary_json(output_->name())
+                   : settled_digest().summary(output_->name());
   digests += tees_.digest_summary(json);
   std::string verdict = mismatches;
   if (options_.verify && mismatches.empty())
@@ -386,7 +405,7 @@ void Writer::finish_outputs() {
   else
     print_stderr(digests + verdict);
   if (digest_channel_ != nullptr && options_.hash)
-    digest_channel_->send(digest_message(*options_.hash, primary_failed_ ? nullptr : &*digest_,
+    digest_channel_->send(digest_message(*options_.hash, primary_failed_ ? nullptr : &settled_digest(),
                                          tees_));
   if (!mismatches.empty() || outputs_failed_) {
     ring_.set_consumer_reported();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../../lib/error.hpp"
+#include "../../lib/ring/follower.hpp"
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "digest_channel.hpp"
@@ -161,11 +162,17 @@ class Writer {
   // dropped on the way.
   void finish_outputs();
 
+  // The digest of what reached -o, once everything written is in it.
+  OutputDigest& settled_digest();
+
   Ring& ring_;
   std::unique_ptr<Tape> output_;
   TeeOutputs& tees_;
   DigestChannel* digest_channel_;       // to the reader's summary (--hash); null without
   std::optional<OutputDigest> digest_;  // --hash, of what reached -o
+  // Feeds a slow digest_ in a thread of its own, behind the writes (a fast
+  // one is fed inline); digest_ is read only through settled_digest().
+  std::optional<RingFollower> hasher_;
   std::int64_t volume_start_ = -1;      // where -o's current volume starts (--verify)
   bool primary_failed_ = false;         // -o failed and was dropped (--keep-going)
   bool outputs_failed_ = false;         // an output was dropped: the run fails at its end

@@ -485,8 +485,7 @@ Ring::Wait Ring::wait_filled(std::size_t count, std::chrono::milliseconds timeou
     if (produced >= target) return Wait::ready;
     if (s.input_done.load(std::memory_order_acquire)) {
       produced = s.produced.load(std::memory_order_acquire);
-      return produced > taken_ ? Wait::ready
-                                                                    : Wait::finished;
+      return produced > taken_ ? Wait::ready : Wait::finished;
     }
     if (!first) return Wait::timed_out;
     if (count == 1 && produced == taken_ && !in_underrun_ &&

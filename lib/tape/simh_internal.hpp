@@ -1,10 +1,11 @@
 // What the virtual tape's files (simh_tape.cpp, simh_load.cpp,
-// simh_verify.cpp) share and the library's users need not see.
+// simh_verify.cpp, simh_health.cpp) share and the library's users need not see.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 #include <sys/types.h>
 
 #include "../io.hpp"
@@ -30,6 +31,12 @@ struct LoadedState {
 // may not is told, and sees the tape where the session was last saved.
 LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mode_t mode,
                                  bool may_complete, const OpenOptions::Warn& warn);
+
+// The drive's answers to health queries (simh_health.cpp): the Tape
+// Capacity log page for a cartridge whose image holds `image_bytes`, and
+// the cartridge memory's attributes, as an LTO drive encodes them.
+std::vector<std::uint8_t> simh_capacity_page(const DriveState& state, std::uint64_t image_bytes);
+std::vector<std::uint8_t> simh_attribute_list(const DriveState& state);
 
 // The drive over the image fd, locked and with its state loaded
 // (simh_tape.cpp); the arguments are its constructor's.

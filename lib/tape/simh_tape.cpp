@@ -14,19 +14,12 @@
 // capacity and that plus one record, and one that keeps going stops at the
 // capacity: always between half the capacity and the capacity plus a record.
 //
-// Health (issue 26 §4): the drive answers mt's health queries as an LTO
-// drive would, from the image and the cartridge memory its state keeps.
-// TapeAlert flags are raised where a drive raises them: 3 (Hard error) and
-// 5 (Read failure) by a read that meets a damaged record, 9 (Write
-// protect) by a write refused for protection, and 19 (Nearing media life)
-// by a write that passes early warning: SSC-4 has no flag for the end of
-// the medium (drives report it in sense data, as EOT here), and 19, of
-// severity Information, is the one that tells a monitor the cartridge
-// takes little more. Reading the TapeAlert page clears them, as SSC-4's
-// default for the page does.
+// Health (issue 26 §4): TapeAlert flags are raised where a drive raises
+// them (see simh_health.cpp, which also builds the pages the drive answers).
 //
 // Opening an image and loading the drive's state are in simh_load.cpp,
-// checking an image for `mt verify` in simh_verify.cpp.
+// checking an image for `mt verify` in simh_verify.cpp, the health pages
+// in simh_health.cpp.
 #include "simh_tape.hpp"
 
 #include <algorithm>
@@ -268,11 +261,12 @@ class SimhTape final : public Tape {
         break;
       case scsi::HealthQuery::capacity:
         need_cartridge(cdb);
-        data = capacity_page();
+        if (state_.capacity != 0) flush_staged();  // the image's size is what is used
+        data = simh_capacity_page(state_, state_.capacity == 0 ? 0 : file_size(fd_.get(), name()));
         break;
       case scsi::HealthQuery::attributes:
         need_cartridge(cdb);
-        data = attribute_list();
+        data = simh_attribute_list(state_);
         break;
       case scsi::HealthQuery::encryption:
       default:
@@ -294,42 +288,6 @@ class SimhTape final : public Tape {
     if (!state_.online)
       throw scsi::ScsiError(ENOMEDIUM, scsi::Refusal::no_medium, cdb.what,
                             "there is no cartridge in the drive (NOT READY, asc 0x3a ascq 0x00)");
-  }
-
-  static std::uint32_t mib(std::uint64_t bytes) {
-    // A figure the page cannot hold saturates one short of "no limit".
-    return static_cast<std::uint32_t>(
-        std::min<std::uint64_t>(bytes >> 20, scsi::no_capacity_limit_mib - 1));
-  }
-
-  // Partition 0 from the configured capacity and the image's bytes; an
-  // image without a capacity saturates both fields (pages.hpp).
-  std::vector<std::uint8_t> capacity_page() {
-    if (state_.capacity == 0)
-      return scsi::build_tape_capacity_page(scsi::no_capacity_limit_mib, scsi::no_capacity_limit_mib);
-    flush_staged();
-    const std::uint64_t used = std::min(file_size(fd_.get(), name()), state_.capacity);
-    return scsi::build_tape_capacity_page(mib(state_.capacity - used), mib(state_.capacity));
-  }
-
-  // The MAM attributes an LTO cartridge holds, in identifier order (SPC-4
-  // 6.17.2), each with its standard size; what the state never knew is
-  // left out.
-  std::vector<std::uint8_t> attribute_list() const {
-    namespace mam = scsi::mam;
-    scsi::AttributeList list;
-    if (state_.memory) {
-      list.add_binary(mam::load_count, state_.load_count, 8);
-      list.add_binary(mam::mib_written_in_life, state_.bytes_written >> 20, 8);
-      list.add_binary(mam::mib_read_in_life, state_.bytes_read >> 20, 8);
-    }
-    list.add_ascii(mam::manufacturer, "TAPEKIT", 8);
-    if (!state_.serial.empty()) list.add_ascii(mam::serial_number, state_.serial, 32);
-    list.add_binary(mam::density_code, state_.density, 1);
-    if (!state_.manufactured.empty()) list.add_ascii(mam::manufacture_date, state_.manufactured, 8);
-    list.add_binary(mam::medium_type, 0x00, 1);  // a data cartridge
-    if (!state_.barcode.empty()) list.add_ascii(mam::barcode, state_.barcode, 32);
-    return list.bytes();
   }
 
   void check_open() const {

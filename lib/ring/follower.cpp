@@ -1,24 +1,13 @@
 #include "follower.hpp"
 
-#include <csignal>
-#include <pthread.h>
 #include <utility>
+
+#include "../threads.hpp"
 
 namespace tk {
 
 RingFollower::RingFollower(Ring& ring, Process process)
-    : ring_(ring), process_(std::move(process)) {
-  sigset_t all, previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  try {
-    thread_ = std::thread([this] { run(); });
-  } catch (...) {
-    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    throw;
-  }
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-}
+    : ring_(ring), process_(std::move(process)), thread_(thread_without_signals([this] { run(); })) {}
 
 RingFollower::~RingFollower() {
   {
@@ -39,14 +28,12 @@ void RingFollower::add(std::span<const std::byte> bytes) {
 void RingFollower::release_block() { push({}); }
 
 void RingFollower::push(Step step) {
-  bool wake;
   {
     std::lock_guard lock(mutex_);
     queue_.push_back(step);
-    wake = sleeping_;
   }
-  // A thread that is not asleep looks at the queue again before it sleeps.
-  if (wake) work_.notify_one();
+  // No system call unless the thread waits (the condition variable knows).
+  work_.notify_one();
 }
 
 void RingFollower::drain() {
@@ -62,9 +49,7 @@ void RingFollower::run() {
     if (queue_.empty()) {
       idle_.notify_all();
       if (stop_) return;
-      sleeping_ = true;
       work_.wait(lock, [this] { return !queue_.empty() || stop_; });
-      sleeping_ = false;
       continue;
     }
     steps.swap(queue_);

@@ -25,8 +25,8 @@ class RingFollower {
  public:
   using Process = std::function<void(std::span<const std::byte>)>;
 
-  // Starts the thread, with every signal blocked: signals are for the
-  // consumer's thread, whose blocking writes they interrupt.
+  // Starts the thread (thread_without_signals: signals are for the
+  // consumer's thread, whose blocking writes they interrupt).
   RingFollower(Ring& ring, Process process);
   // Processes what is left, then ends the thread.
   ~RingFollower();
@@ -59,7 +59,6 @@ class RingFollower {
   std::condition_variable idle_;   // drain() waits for the thread
   std::vector<Step> queue_;
   bool busy_ = false;              // the thread holds steps taken from the queue
-  bool sleeping_ = false;          // the thread waits on work_
   bool stop_ = false;
   std::exception_ptr failure_;     // the first thing process_ threw
   std::thread thread_;

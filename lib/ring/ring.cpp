@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <functional>
 #include <linux/futex.h>
-#include <csignal>
 #include <new>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -25,6 +24,7 @@
 
 #include "../error.hpp"
 #include "../io.hpp"
+#include "../threads.hpp"
 
 namespace tk {
 
@@ -288,20 +288,15 @@ void Ring::warm_ahead(Side side) {
   warmer_ = std::make_unique<Warmer>();
   Warmer& w = *warmer_;
   w.side = side;
-  // Signals must reach the threads whose blocking calls they interrupt.
-  sigset_t all, previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
   // A closed standard descriptor must stay closed: buffer checks it (1.19's
   // "can't stat output file") after the warmer has started.
   if (side == Side::producer) {
     w.zero = above_stdio(Fd(::open("/dev/zero", O_RDONLY | O_CLOEXEC)));
-    w.thread = std::thread([this] { warm_for_producer(); });
+    w.thread = thread_without_signals([this] { warm_for_producer(); });
   } else {
     w.sink = above_stdio(Fd(::memfd_create("buffer-ring-warming", MFD_CLOEXEC)));
-    if (w.sink.valid()) w.thread = std::thread([this] { warm_for_consumer(); });
+    if (w.sink.valid()) w.thread = thread_without_signals([this] { warm_for_consumer(); });
   }
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 namespace {

@@ -4,15 +4,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
-#include <pthread.h>
 #include <unistd.h>
 
 #include "../../lib/error.hpp"
+#include "../../lib/threads.hpp"
 #include "buffer.hpp"
 #include "ends.hpp"
 #include "signals.hpp"
@@ -239,7 +238,7 @@ std::string record_tick_line(const Tick& k) {
   return line + "}\n";
 }
 
-std::string record_event_line(const RunEvent& e) {
+std::string record_event_line(const RunEvent& e, const std::string& more_fields) {
   std::string line = "{\"t\":" + json_number(e.t, 3);
   switch (e.kind) {
     case RunEvent::Kind::long_write:
@@ -255,7 +254,7 @@ std::string record_event_line(const RunEvent& e) {
       line += ",\"event\":\"end\"";
       break;
   }
-  return line + "}\n";
+  return line + more_fields + "}\n";
 }
 
 RunRecord parse_record(std::istream& in, const std::string& name) {
@@ -410,12 +409,7 @@ RecordThread::RecordThread(const Ring& ring, const Options& options, Clock::time
   }
   emit(record_header_line(h));
   flush();
-  // Signals must reach the main thread, whose blocking calls they interrupt.
-  sigset_t all, previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  thread_ = std::thread([this] { loop(); });
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  thread_ = thread_without_signals([this] { loop(); });
 }
 
 RecordThread::~RecordThread() { end_thread(); }
@@ -439,16 +433,13 @@ void RecordThread::stop() {
   end.kind = RunEvent::Kind::end;
   end.t = record_.ticks.empty() ? 0 : record_.ticks.back().t;
   record_.events.push_back(end);
-  std::string line = record_event_line(end);
-  line.pop_back();  // the closing brace and newline: the totals go inside
-  line.pop_back();
-  line += json_field("bytes_in", std::to_string(s.bytes_in)) +
-          json_field("bytes_out", std::to_string(s.bytes_out)) +
-          json_field("underruns", std::to_string(s.underruns)) +
-          json_field("long_writes", std::to_string(s.long_writes));
+  std::string totals = json_field("bytes_in", std::to_string(s.bytes_in)) +
+                       json_field("bytes_out", std::to_string(s.bytes_out)) +
+                       json_field("underruns", std::to_string(s.underruns)) +
+                       json_field("long_writes", std::to_string(s.long_writes));
   if (record_.long_writes_lost > 0)
-    line += json_field("long_writes_lost", std::to_string(record_.long_writes_lost));
-  emit(line + "}\n");
+    totals += json_field("long_writes_lost", std::to_string(record_.long_writes_lost));
+  emit(record_event_line(end, totals));
   flush();
   file_ = Fd();
 }

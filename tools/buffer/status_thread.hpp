@@ -4,15 +4,14 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <csignal>
 #include <cstdint>
 #include <mutex>
 #include <optional>
-#include <pthread.h>
 #include <thread>
 #include <unistd.h>
 
 #include "../../lib/ring/ring.hpp"
+#include "../../lib/threads.hpp"
 #include "options.hpp"
 #include "report.hpp"
 
@@ -28,12 +27,7 @@ class StatusThread {
       : ring_(ring), options_(options), start_(start), total_bytes_(total_bytes) {
     live_ = options.progress && ::isatty(2);
     if (!live_ && options.interval_seconds <= 0) return;
-    // Signals must reach the main thread, whose blocking calls they interrupt.
-    sigset_t all, previous;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-    thread_ = std::thread([this] { loop(); });
-    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    thread_ = thread_without_signals([this] { loop(); });
   }
   ~StatusThread() { stop(); }
   StatusThread(const StatusThread&) = delete;

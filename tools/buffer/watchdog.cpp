@@ -2,8 +2,8 @@
 #include "watchdog.hpp"
 
 #include <algorithm>
-#include <csignal>
-#include <pthread.h>
+
+#include "../../lib/threads.hpp"
 
 namespace tk::buffer {
 
@@ -12,11 +12,7 @@ using namespace std::chrono_literals;
 Watchdog::Watchdog(std::chrono::seconds timeout, std::function<void()> on_expiry)
     : timeout_(timeout), on_expiry_(std::move(on_expiry)) {
   if (timeout_ <= 0s) return;
-  sigset_t all, previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  thread_ = std::thread([this] { loop(); });
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  thread_ = thread_without_signals([this] { loop(); });
 }
 
 Watchdog::~Watchdog() { stop(); }

@@ -333,3 +333,18 @@ print(a["verdict"], a.get("advised_ring_bytes", 0))'
   assert_success
   assert_output "no_waits 0"
 }
+
+@test "buffer --plot: the caption counts the output's waits as the advice beneath it does" {
+  # Waits with no underrun counted (as with -p or --high-water): both say
+  # how many stretches the output waited, not that it never did.
+  cycle_record "$BATS_TEST_TMPDIR/bursty.jsonl" 4e6,80,4e6,0 4e6,80,4e6,0 4e6,80,4e6,0 \
+    4e6,80,4e6,0 0,0,0,100 0,0,0,100
+  run --separate-stderr "$BUFFER" --plot-from "$BATS_TEST_TMPDIR/bursty.jsonl" --plot "$BATS_TEST_TMPDIR/p.svg"
+  assert_success
+  local advised drawn
+  advised=$(grep -oE 'it waited [0-9]+ times?' <<<"$stderr" | tr -dc 0-9) || fail "no count: $stderr"
+  drawn=$(grep -oE 'the output waited for data [0-9]+ times' "$BATS_TEST_TMPDIR/p.svg" | tr -dc 0-9) ||
+    fail "no count in the caption"
+  (( advised > 0 )) || fail "the advice counted no wait: $stderr"
+  assert_equal "$drawn" "$advised"
+}

@@ -67,8 +67,8 @@ Advice advise(const RunRecord& record) {
       if (first_out < 0) first_out = k.t - k.span;
       last_out = k.t;
     }
-    if (h.blocks > 0)
-      a.peak_fill = std::max(a.peak_fill, static_cast<double>(k.fill_hi) / static_cast<double>(h.blocks));
+    // parse_record refuses a header of no blocks, and a ring has some.
+    a.peak_fill = std::max(a.peak_fill, static_cast<double>(k.fill_hi) / static_cast<double>(h.blocks));
     observed.push_back({k.span, static_cast<double>(k.bytes_in), static_cast<double>(k.bytes_out),
                         k.in_wait_s, k.out_wait_s});
   }

@@ -105,7 +105,7 @@ struct Column {
 
 }  // namespace
 
-std::string plot_svg(const RunRecord& record, const std::string& advice) {
+std::string plot_svg(const RunRecord& record, const Advice& advice) {
   const RecordHeader& h = record.header;
   const double end = record.ticks.empty() ? 0 : record.ticks.back().t;
   const double T = end > 0 ? end : 1;
@@ -138,16 +138,14 @@ std::string plot_svg(const RunRecord& record, const std::string& advice) {
     std::erase_if(columns, [](const Column& c) { return !c.used; });
   }
 
-  // Totals for the caption.
-  double total_in = 0, total_out = 0, wait_s = 0, peak = 0;
-  std::uint64_t underruns = 0, long_writes = 0, volumes = 1;
+  // Totals for the caption; the waits and the peak are the advice's, so
+  // that the caption and the advice beneath it count alike.
+  double total_in = 0, total_out = 0;
+  std::uint64_t long_writes = 0, volumes = 1;
   double long_write_s = 0;
   for (const Tick& k : record.ticks) {
     total_in += static_cast<double>(k.bytes_in);
     total_out += static_cast<double>(k.bytes_out);
-    wait_s += k.out_wait_s;
-    underruns += k.underruns;
-    peak = std::max(peak, static_cast<double>(k.fill_hi));
   }
   for (const RunEvent& e : record.events) {
     if (e.kind == RunEvent::Kind::long_write) {
@@ -284,16 +282,17 @@ std::string plot_svg(const RunRecord& record, const std::string& advice) {
           human_bytes(total_out) + " (" + rate_text(total_out) + ") in " + duration_text(end) + "; ring " +
           human_bytes(blocks * static_cast<double>(h.block_size)) + " (" +
           std::to_string(h.blocks) + " blocks of " + std::to_string(h.block_size) +
-          " bytes), at most " + num(100 * peak / blocks) + " % full",
-      "the output waited for data " + std::to_string(underruns) + " times, " + num(wait_s) +
+          " bytes), at most " + num(100 * advice.peak_fill) + " % full",
+      "the output waited for data " + std::to_string(advice.waits) + " times, " + num(advice.wait_s) +
           " s in all; " + std::to_string(long_writes) + " writes blocked " +
           num(h.long_write_s) + " s or longer, " + num(long_write_s) + " s in all" +
           (volumes > 1 ? "; " + std::to_string(volumes) + " volumes" : "")};
+  const std::string& advice_text = advice.text;
   std::size_t from = 0;
-  while (from < advice.size()) {
-    std::size_t nl = advice.find('\n', from);
-    if (nl == std::string::npos) nl = advice.size();
-    if (nl > from) caption.push_back(advice.substr(from, nl - from));
+  while (from < advice_text.size()) {
+    std::size_t nl = advice_text.find('\n', from);
+    if (nl == std::string::npos) nl = advice_text.size();
+    if (nl > from) caption.push_back(advice_text.substr(from, nl - from));
     from = nl + 1;
   }
   svg += "<g id=\"caption\">";

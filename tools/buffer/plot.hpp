@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "advice.hpp"
 #include "record.hpp"
 
 namespace tk::buffer {
@@ -25,8 +26,9 @@ inline constexpr int kFillHeight = 220;
 // ticks than the plot has pixel columns; beyond, each column gets the
 // lowest and the highest fill of its ticks and their average rates.
 // Events are never thinned out: each wait, long write and volume change is
-// drawn. `advice` (a line or two) goes into the caption.
-std::string plot_svg(const RunRecord& record, const std::string& advice);
+// drawn. The caption gives the advice's count of the output's waits and
+// the ring's peak, and its text (a line or two).
+std::string plot_svg(const RunRecord& record, const Advice& advice);
 
 // Writes the picture to `path`; throws Error naming it.
 void write_plot(const std::string& path, const std::string& svg);

@@ -109,7 +109,6 @@ ReplayResult replay_queue(std::span<const ObservedStep> observed, double queue_b
     input.advance(in, step_s, given_max, given);
     queued = std::max(0.0, queued + given - taken);
     r.peak_bytes = std::max(r.peak_bytes, queued);
-    r.seconds += step_s;
     stuck_s = taken + given > 0 ? 0 : stuck_s + step_s;
     bool more_to_come = in.moved > 0 && in.moved < input.total() - 0.5;
     double idle = step_s - used;

@@ -28,7 +28,6 @@ struct ReplayResult {
   std::uint64_t waits = 0;  // stretches of time the output idled for want of data
   double wait_s = 0;        // their time, in all
   double peak_bytes = 0;    // the queue's highest fill
-  double seconds = 0;       // the replayed run's length
 };
 
 // Replays the run through a queue of `queue_bytes`, in steps of `step_s`

@@ -490,10 +490,8 @@ bool RemoteTape::settle_before_close() noexcept {
   try {
     settle("close");
     return true;
-  } catch (const Error&) {
-    settle_failure_ = std::current_exception();
   } catch (...) {
-    settle_failure_ = std::current_exception();
+    settle_failure_ = std::current_exception();  // for close() to throw
   }
   return false;
 }

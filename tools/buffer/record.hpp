@@ -76,7 +76,7 @@ struct RunRecord {
 // The record format's lines.
 std::string record_header_line(const RecordHeader& header);
 std::string record_tick_line(const Tick& tick);
-std::string record_event_line(const RunEvent& event);
+std::string record_event_line(const RunEvent& event, const std::string& more_fields = "");
 
 // Reads a record written by --record. Throws ExactExit (status 255) naming
 // `name` and the line for anything that is not one.
@@ -140,7 +140,6 @@ class RecordThread {
   void loop();
   void end_thread();  // the loop told to stop, and joined
   void take_tick(bool last);
-  void add_tick(const Tick& tick);
   void emit(const std::string& line);
   void flush();
   void drop_file(const std::string& why);

@@ -80,7 +80,7 @@ std::string summary_line(const Summary& summary);
 std::string summary_json(const Summary& summary);
 // A line for the TapeAlert flags the output drive had raised before the run
 // and one for those it raised during it ("the drive asks for cleaning:
-// TapeAlert 20, Clean now (Critical)"); "" when there were none.
+// TapeAlert 20, Cleaning required (Critical)"); "" when there were none.
 std::string alerts_text(const RingStats& stats);
 
 // 1536 -> "1.5 KiB"

@@ -200,7 +200,9 @@ UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
 endif
 $(UNIT_OBJS): ALL_CXXFLAGS += -Og
 $(UNIT_OBJS): | deps-test
-$(UNIT_BIN): $(UNIT_OBJS) $(LIB_A) | deps-test
+# A program's own units the unit tests reach, one object each.
+UNIT_TOOL_OBJS := $(BUILD)/obj/tools/buffer/drive_watch.o
+$(UNIT_BIN): $(UNIT_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A) | deps-test
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(DIGEST_LIBS) $(LDLIBS)
 

@@ -25,12 +25,12 @@ void DriveWatch::volume_started(Tape& output, std::uint64_t bytes_out, bool firs
 }
 
 bool DriveWatch::capacity_due() const {
-  return enabled_ && capacity_answers_ && Clock::now() >= next_sample_;
+  return enabled_ && capacity_answers_ && now_() >= next_sample_;
 }
 
 void DriveWatch::sample_capacity(Tape& output, std::uint64_t bytes_out, bool writes_in_flight) {
   if (!enabled_ || !capacity_answers_) return;
-  next_sample_ = Clock::now() + kSampleEvery;
+  next_sample_ = now_() + kSampleEvery;
   if (writes_in_flight) return;
   try {
     Raw page = output.health_data(scsi::HealthQuery::capacity);

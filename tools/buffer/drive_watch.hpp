@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/tape.hpp"
@@ -14,11 +16,18 @@ namespace tk::buffer {
 
 class DriveWatch {
  public:
+  using Clock = std::chrono::steady_clock;
+  // Every half minute: often enough for a time to the end counted in
+  // minutes, rarely enough that a drive's log pages cost nothing.
+  static constexpr std::chrono::seconds kSampleEvery{30};
+
   // Only for a run that reports (--progress, --interval, --json): without
   // one, buffer is 1.19 and asks the drive nothing, which also leaves its
   // TapeAlert flags, which reading clears, to whoever reads them next
-  // (tapeinfo, a backup program's alert script).
-  DriveWatch(Ring& ring, bool reports) : ring_(ring), enabled_(reports) {}
+  // (tapeinfo, a backup program's alert script). `now`: the clock the
+  // cadence is kept by (a test's own, to step through half minutes).
+  DriveWatch(Ring& ring, bool reports, std::function<Clock::time_point()> now = Clock::now)
+      : ring_(ring), enabled_(reports), now_(std::move(now)) {}
 
   bool enabled() const noexcept { return enabled_; }
   // A volume was opened; `first`: the run's first, whose active flags were
@@ -35,14 +44,11 @@ class DriveWatch {
   void before_close(Tape& output);
 
  private:
-  using Clock = std::chrono::steady_clock;
-  // Every half minute: often enough for a time to the end counted in
-  // minutes, rarely enough that a drive's log pages cost nothing.
-  static constexpr std::chrono::seconds kSampleEvery{30};
   void read_alerts(Tape& output, bool before_run);
 
   Ring& ring_;
   bool enabled_;
+  std::function<Clock::time_point()> now_;
   bool capacity_answers_ = true;  // until the drive or the server refuses
   bool alerts_answer_ = true;
   Clock::time_point next_sample_{};

@@ -13,7 +13,10 @@ setup_file() {
 
 # Everything here is a tapekit extension: skipped against buffer 1.19
 # (TK_ORIGINAL=1 BUFFER=/usr/bin/buffer, as in buffer.bats).
-setup() { [ -z "${TK_ORIGINAL:-}" ] || skip "tapekit extension"; }
+setup() {
+  tk_trace_test_lines_only
+  [ -z "${TK_ORIGINAL:-}" ] || skip "tapekit extension"
+}
 
 # The buffer processes whose command line names this test's directory:
 # after a run, none may be left.

@@ -10,6 +10,7 @@ load test_helper
 MT_ST=${MT_ST:-/usr/bin/mt-st}
 
 setup() {
+  tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
   version=$(cat "$BATS_TEST_DIRNAME/../VERSION")
 }

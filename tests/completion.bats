@@ -15,6 +15,7 @@ COMPLETION_DIR=$BATS_TEST_DIRNAME/../completion
 BASH_COMPLETION=${BASH_COMPLETION:-/usr/share/bash-completion/bash_completion}
 
 setup() {
+  tk_trace_test_lines_only
   # The scripts run no tapekit code that a sanitizer could check.
   [ -z "${TK_SANITIZED:-}" ] || skip "runs in the plain pass only"
   cd "$BATS_TEST_TMPDIR" || return 1

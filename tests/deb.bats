@@ -87,6 +87,7 @@ setup_file() {
 
 # Every test gets its own copy of the twin with the package installed.
 setup() {
+  tk_trace_test_lines_only
   [ -z "${TK_SANITIZED:-}" ] || skip "the package holds the plain build"
   cd "$BATS_TEST_TMPDIR" || return 1
   twin=$BATS_TEST_TMPDIR/twin

@@ -18,6 +18,7 @@ load test_helper
 FAKE_ST=$TK_TEST_LIB/fake_st.so
 
 setup() {
+  tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
   unset TAPE RSH_STANDIN_SERVER
   forget_fake_drive

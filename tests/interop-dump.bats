@@ -25,6 +25,7 @@ teardown_file() {
 }
 
 setup() {
+  tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
   [ -s "$BATS_FILE_TMPDIR/loopdev" ] || skip "no loop device for the ext4 image (needs root)"
   DEV=$(cat "$BATS_FILE_TMPDIR/loopdev")

@@ -9,6 +9,7 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 setup() {
+  tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
   RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
   export RSH=$RSH_STANDIN

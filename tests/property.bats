@@ -13,6 +13,7 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 setup() {
+  tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
   # On a disk where the drive stages writes, so kills lose staged windows.
   scratch=

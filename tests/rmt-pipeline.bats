@@ -22,6 +22,7 @@ teardown_file() {
 }
 
 setup() {
+  tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
   export RSH=$BATS_TEST_DIRNAME/rsh-standin RMT=$TK_BIN/rmt
   # Every request and reply the server saw, to show what was pipelined.

@@ -36,6 +36,7 @@ teardown_file() {
 }
 
 setup() {
+  tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
   export RSH=$BATS_TEST_DIRNAME/rsh-standin RMT=$TK_BIN/rmt
   export RSH_STANDIN_SERVER="$TK_BIN/rmt --log $BATS_TEST_TMPDIR/rmt.log"

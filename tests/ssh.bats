@@ -23,6 +23,7 @@ teardown_file() {
 }
 
 setup() {
+  tk_trace_test_lines_only
   local rc
   rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
   [ "$rc" != 77 ] || skip "$(cat "$BATS_FILE_TMPDIR/sshd.out")"

@@ -28,3 +28,13 @@ load test_helper
   run shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep bench/run-all bench/bench-* .ci/run
   assert_success
 }
+
+@test "bats files: every setup() starts with tk_trace_test_lines_only" {
+  local file first
+  for file in "$BATS_TEST_DIRNAME"/*.bats; do
+    grep -q '^setup()' "$file" || continue
+    first=$(sed -n '/^setup() {/{n;p;q}' "$file")
+    [ "${first#"${first%%[! ]*}"}" = tk_trace_test_lines_only ] ||
+      fail "${file##*/}: setup() does not start with tk_trace_test_lines_only (test_helper.bash says why)"
+  done
+}

@@ -249,6 +249,14 @@ assert_out() {
   assert_out $'E36\nFile name too long\nA0\nA1\n0'
 }
 
+@test "rmt: an O it refuses still closes the device opened before, as rmt-tar's does" {
+  local name
+  name=$(head -c 5000 /dev/zero | tr '\0' a)
+  serve "Odata"$'\n0\n'"O$name"$'\n0\nR5\nOdata\n0\nOdata\nbogus\nR1\n'
+  assert_equal "$status" 0
+  assert_out $'A0\nE36\nFile name too long\nE9\nBad file descriptor\nA0\nE22\nInvalid open mode\nE9\nBad file descriptor\n'
+}
+
 @test "rmt: an endless line ends the session instead of growing memory" {
   run bash -c 'head -c 3000000 /dev/zero | tr "\0" a | sed "s/^/O/" | "$0" --log none >out' "$RMT"
   assert_equal "$status" 2
@@ -659,6 +667,13 @@ serve_silent() {
   mt -f t.tap rewind
   serve "O$PWD/t.tap"$'\n0\nI3\n1\nsTsFsBsfsX'
   assert_out $'A0\nA1\nA114\nA0\nA1\nA16842752\nE22\nInvalid status field\n'
+}
+
+@test "rmt: s answers A-1 for a block number the drive lost, as rmt-dump passes st's on" {
+  tapectl -w t.tap write 100 fm 200 fm 300 fm >/dev/null
+  # eom, then bsf 1: the file number is known again (2), the block number not.
+  serve "O$PWD/t.tap"$'\n0\nI12\n1\nI2\n1\nsFsBsT'
+  assert_out $'A0\nA1\nA1\nA2\nA-1\nA114\n'
 }
 
 @test "rmt: raw Linux op numbers position a .tap" {

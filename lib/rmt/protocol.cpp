@@ -407,6 +407,14 @@ void append_ok(std::string& out, std::uint64_t value) {
   out += '\n';
 }
 
+void append_ok_signed(std::string& out, std::int64_t value) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out += 'A';
+  out.append(buf, end);
+  out += '\n';
+}
+
 void append_error(std::string& out, int errnum, std::string_view text) {
   // star's client takes at most 80 bytes per line, so keep the text short,
   // ASCII and on one line; errno 0 would read as success to GNU 1.34.

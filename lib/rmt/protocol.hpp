@@ -245,6 +245,9 @@ inline constexpr std::size_t max_join_token = 128;
 // Reply formatting, appended to out: "A<n>\n" and "E<errno>\n<text>\n"
 // (the text one ASCII line under 79 bytes, errno never 0).
 void append_ok(std::string& out, std::uint64_t value);
+// "A-1\n" and the like: a status field that may be negative (st reports a
+// position it lost as mt_fileno or mt_blkno -1, and rmt-dump's s passes it on).
+void append_ok_signed(std::string& out, std::int64_t value);
 void append_error(std::string& out, int errnum, std::string_view text);
 
 // A reply as a client reads it.

@@ -144,12 +144,13 @@ void Session::open(const rmt::Request& r) {
 
 void Session::open_noted(const rmt::Request& r) {
   const std::string& device = r.lines[0];
+  // As every server does, a second O closes the device opened before, even
+  // one it then refuses (rmt-tar; rmt.8 says so).
+  close_tape();
   if (r.too_long[0]) throw Refusal{ENAMETOOLONG, "File name too long"};
   if (r.too_long[1]) throw Refusal{EINVAL, "Invalid open mode"};
   auto flags = rmt::parse_open_flags(r.lines[1]);
   if (!flags) throw Refusal{EINVAL, "Invalid open mode"};
-  // As every server does, a second O closes the device opened before.
-  close_tape();
   OpenDecision d = policy_.decide(device, *flags);
   note_open(" " + describe_flags(d.flags), false);
   OpenOptions oo;
@@ -454,8 +455,12 @@ void Session::status_field(char sub) {
   }
   auto v = mtget_field(mtget_from_status(tape().status()), sub);
   if (!v) throw Refusal{EINVAL, "Invalid status field"};
-  if (*v < 0) throw Refusal{EIO, "Value unknown"};
-  reply_ok(static_cast<std::uint64_t>(*v));
+  // A file or block number the drive lost (after bsf, eom or a seek) is -1,
+  // as st has it in struct mtget and rmt-dump answers it: A-1.
+  reply_.clear();
+  rmt::append_ok_signed(reply_, *v);
+  debug(reply_);
+  send(reply_);
 }
 
 int op_from_name(const std::string& name) {

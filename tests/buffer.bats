@@ -207,13 +207,14 @@ start_watchdog() {
   assert_output 0
 }
 
-@test "buffer: -o /dev/full names the output and exits 254" {
+@test "buffer: -o /dev/full names the output, says bytes written=-1 as 1.19 and exits 254" {
   tapekit_only
   run --separate-stderr "$BUFFER" -o /dev/full <"$SMALL"
   assert_equal "$status" 254
   assert_equal "$(/usr/bin/buffer -o /dev/full <"$SMALL" >/dev/null 2>&1; echo $?)" 254
   assert_equal "${stderr_lines[0]}" "buffer (writer): write of data failed: /dev/full: No space left on device"
-  assert_equal "${stderr_lines[1]}" "bytes to write=10240, bytes written=0, total written          0K"
+  assert_equal "${stderr_lines[1]}" "bytes to write=10240, bytes written=-1, total written          0K"
+  assert_equal "$(/usr/bin/buffer -o /dev/full <"$SMALL" 2>&1 >/dev/null | sed -n 2p)" "${stderr_lines[1]}"
   assert_regex "${stderr_lines[2]}" '^buffer \(writer\): 0 bytes reached /dev/full, [0-9]+ queued bytes were not written$'
 }
 

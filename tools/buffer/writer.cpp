@@ -326,7 +326,9 @@ void Writer::report_write_failure(const Error& e, std::size_t to_write, std::siz
                 static_cast<unsigned long long>(written_ / 1024));
   std::string text = "buffer (writer): write of data failed: " + output_->name() + ": " +
                      strerror_text(e.errnum()) + "\nbytes to write=" + std::to_string(to_write) +
-                     ", bytes written=" + std::to_string(done) + ", total written " +
+                     // 1.19 printed write()'s return: -1 when none of the block went.
+                     ", bytes written=" + (done == 0 ? std::string("-1") : std::to_string(done)) +
+                     ", total written " +
                      kilobytes + "\n" + loss;
   // The tape still gets closed as a tape before the count is final.
   text += close_after_stop();

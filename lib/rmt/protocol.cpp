@@ -399,7 +399,10 @@ bool answers_as_line_reader(const Reply& reply) {
   return !reply.ok && reply.errnum == EINVAL && reply.text == "Invalid byte count";
 }
 
-void append_ok(std::string& out, std::uint64_t value) {
+namespace {
+
+template <class Number>
+void append_ok_number(std::string& out, Number value) {
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
   out += 'A';
@@ -407,13 +410,11 @@ void append_ok(std::string& out, std::uint64_t value) {
   out += '\n';
 }
 
-void append_ok_signed(std::string& out, std::int64_t value) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  out += 'A';
-  out.append(buf, end);
-  out += '\n';
-}
+}  // namespace
+
+void append_ok(std::string& out, std::uint64_t value) { append_ok_number(out, value); }
+
+void append_ok_signed(std::string& out, std::int64_t value) { append_ok_number(out, value); }
 
 void append_error(std::string& out, int errnum, std::string_view text) {
   // star's client takes at most 80 bytes per line, so keep the text short,

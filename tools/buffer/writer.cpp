@@ -324,12 +324,12 @@ void Writer::report_write_failure(const Error& e, std::size_t to_write, std::siz
   char kilobytes[32];
   std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
                 static_cast<unsigned long long>(written_ / 1024));
+  // 1.19 printed write()'s return: -1 when none of the block went.
+  std::string written_text = done == 0 ? "-1" : std::to_string(done);
   std::string text = "buffer (writer): write of data failed: " + output_->name() + ": " +
                      strerror_text(e.errnum()) + "\nbytes to write=" + std::to_string(to_write) +
-                     // 1.19 printed write()'s return: -1 when none of the block went.
-                     ", bytes written=" + (done == 0 ? std::string("-1") : std::to_string(done)) +
-                     ", total written " +
-                     kilobytes + "\n" + loss;
+                     ", bytes written=" + written_text + ", total written " + kilobytes + "\n" +
+                     loss;
   // The tape still gets closed as a tape before the count is final.
   text += close_after_stop();
   throw ExactExit(kExitRuntime, text + "buffer (writer): " + reached_text());

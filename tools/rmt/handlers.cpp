@@ -457,10 +457,7 @@ void Session::status_field(char sub) {
   if (!v) throw Refusal{EINVAL, "Invalid status field"};
   // A file or block number the drive lost (after bsf, eom or a seek) is -1,
   // as st has it in struct mtget and rmt-dump answers it: A-1.
-  reply_.clear();
-  rmt::append_ok_signed(reply_, *v);
-  debug(reply_);
-  send(reply_);
+  reply_ok_signed(*v);
 }
 
 int op_from_name(const std::string& name) {

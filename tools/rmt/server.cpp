@@ -89,6 +89,13 @@ void Session::reply_ok(std::uint64_t value) {
   send(reply_);
 }
 
+void Session::reply_ok_signed(std::int64_t value) {
+  reply_.clear();
+  rmt::append_ok_signed(reply_, value);
+  debug(reply_);
+  send(reply_);
+}
+
 void Session::reply_error(int errnum, std::string_view text) {
   reply_.clear();
   rmt::append_error(reply_, errnum, text);

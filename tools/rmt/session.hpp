@@ -115,6 +115,7 @@ class Session {
   [[noreturn]] void premature_eof();
   void send(std::string_view bytes);
   void reply_ok(std::uint64_t value);
+  void reply_ok_signed(std::int64_t value);  // a status field, which may be -1
   void reply_error(int errnum, std::string_view text);
   void debug(std::string_view line);
   void log_session(const std::string& end);

@@ -326,7 +326,7 @@ EOF
   chmod +x slow-identify
   export RSH_STANDIN_SERVER=$PWD/slow-identify
   "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/link.tap"
-  grep -q 'streams="8 streams"' rmt.log
+  grep -q 'streams="8 streams"' rmt.log || { cat rmt.log; false; }
   # ... but when the remote shell spent it waiting, runnable, for a CPU
   # (the starved shim's /proc/PID/schedstat), it is the host's delay.
   : >rmt.log
@@ -335,6 +335,26 @@ EOF
   run ! grep -q 'streams=' rmt.log
   "$MT" -f cpu.tap rewind
   "$BUFFER" -s 10k -i cpu.tap | cmp - in
+}
+
+@test "streams: auto does not take its own waits for a CPU while the reply was on its way for the host's delay" {
+  # Every identify exchange takes 0.1 s on the link, as above. Under the
+  # shim, a thread that yields its CPU waits 60 ms, runnable, for it back,
+  # as on a loaded machine: a client that watched for the reply that way
+  # would take 60 ms of the link's round trip for CPU delay, and ask for 6
+  # streams rather than the 8 the link needs. The reply did not come any
+  # later for that wait.
+  cat >slow-identify <<EOF
+#!/bin/bash
+"$TK_BIN/rmt" --log "$PWD/rmt.log" |
+  { IFS= read -r a; printf '%s\n' "\$a"; for k in 1 2 3; do IFS= read -r b; [ "\$b" = A29803 ] || { printf '%s\n' "\$b"; exec cat; }; sleep 0.1; printf '%s\n' "\$b"; done; exec cat; }
+EOF
+  chmod +x slow-identify
+  export RSH_STANDIN_SERVER=$PWD/slow-identify
+  LD_PRELOAD=$TK_TEST_LIB/preempted.so "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/y.tap"
+  grep -q 'streams="8 streams"' rmt.log || { cat rmt.log; false; }
+  "$MT" -f y.tap rewind
+  "$BUFFER" -s 10k -i y.tap | cmp - in
 }
 
 # An owner session waiting for two more streams, its log in owner.log: its

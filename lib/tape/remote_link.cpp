@@ -197,21 +197,32 @@ bool RemoteTape::server_is_tapekit(const std::string& action) {
       // runnable but waiting for a CPU: on a loaded host that is CPU delay,
       // not the link's, and more streams would only add ssh processes to
       // a machine already short of CPU. (A far host's scheduling delay
-      // cannot be told apart from its link's.)
+      // cannot be told apart from its link's.) Only waits that made the
+      // reply later may count, so this thread's are read from after the
+      // request has left (the process a write wakes often takes the CPU
+      // from the writer, while the request goes on its way regardless),
+      // both within the timed span, and the reply is waited for asleep,
+      // not watched for (a watching thread that yields its CPU waits
+      // runnable while the reply is still on its way). On a loaded machine
+      // either wait can be most of the round trip.
       const int samples = streams_wanted_ == 0 ? 3 : 1;
       const std::string shell = std::to_string(streams_[0].link.process.pid());
+      rmt::FdSource& source = *streams_[0].source;
+      source.set_busy_poll(std::chrono::microseconds{0});
       known = true;
       for (int k = 0; k < samples && known; ++k) {
-        auto waited = run_queue_wait("thread-self") + run_queue_wait(shell);
-        auto start = std::chrono::steady_clock::now();
+        const auto start = std::chrono::steady_clock::now();
+        auto waited = -run_queue_wait(shell);
         send("i" + std::to_string(rmt::tapekit_identify_op) + "\n0\n", action);
+        waited -= run_queue_wait("thread-self");
         rmt::Reply r = receive(action);
+        waited += run_queue_wait("thread-self") + run_queue_wait(shell);
         auto took = std::chrono::steady_clock::now() - start;
-        waited = run_queue_wait("thread-self") + run_queue_wait(shell) - waited;
         took = std::max<std::chrono::nanoseconds>(took - waited, std::chrono::nanoseconds{0});
         if (k == 0 || took < round_trip_) round_trip_ = took;
         known = r.ok && r.value == rmt::tapekit_identify_op;
       }
+      source.set_busy_poll(rmt::default_busy_poll());
     }
     tapekit_ = known;
   }

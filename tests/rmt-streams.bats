@@ -311,13 +311,13 @@ EOF
   "$BUFFER" -s 10k -i a.tap | cmp - in
 }
 
-@test "streams: auto does not count the time the remote shell waited for a CPU as the link's: a loaded host gets no more streams" {
-  # Every identify exchange takes 0.1 s, which as the link's round trip
-  # would ask for the most streams auto gives ...
-  # Only identify replies (A29803) are held back, and at the first other
-  # reply the rest passes as it is: a joined stream may carry a reply with
-  # binary data (buffer asks the drive for its TapeAlert page), which a
-  # line-by-line copy would wait in for ever.
+# The remote shell's server from here on: tapekit's rmt, logging to rmt.log,
+# whose identify exchanges each take 0.1 s, which as the link's round trip
+# asks for the most streams auto gives. Only identify replies (A29803) are
+# held back, and at the first other reply the rest passes as it is: a joined
+# stream may carry a reply with binary data (buffer asks the drive for its
+# TapeAlert page), which a line-by-line copy would wait in for ever.
+serve_identify_late() {
   cat >slow-identify <<EOF
 #!/bin/bash
 "$TK_BIN/rmt" --log "$PWD/rmt.log" |
@@ -325,6 +325,11 @@ EOF
 EOF
   chmod +x slow-identify
   export RSH_STANDIN_SERVER=$PWD/slow-identify
+}
+
+@test "streams: auto does not count the time the remote shell waited for a CPU as the link's: a loaded host gets no more streams" {
+  serve_identify_late
+  # The link's 0.1 s asks for 8 streams ...
   "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/link.tap"
   grep -q 'streams="8 streams"' rmt.log || { cat rmt.log; false; }
   # ... but when the remote shell spent it waiting, runnable, for a CPU
@@ -338,19 +343,12 @@ EOF
 }
 
 @test "streams: auto does not take its own waits for a CPU while the reply was on its way for the host's delay" {
-  # Every identify exchange takes 0.1 s on the link, as above. Under the
-  # shim, a thread that yields its CPU waits 60 ms, runnable, for it back,
-  # as on a loaded machine: a client that watched for the reply that way
-  # would take 60 ms of the link's round trip for CPU delay, and ask for 6
-  # streams rather than the 8 the link needs. The reply did not come any
-  # later for that wait.
-  cat >slow-identify <<EOF
-#!/bin/bash
-"$TK_BIN/rmt" --log "$PWD/rmt.log" |
-  { IFS= read -r a; printf '%s\n' "\$a"; for k in 1 2 3; do IFS= read -r b; [ "\$b" = A29803 ] || { printf '%s\n' "\$b"; exec cat; }; sleep 0.1; printf '%s\n' "\$b"; done; exec cat; }
-EOF
-  chmod +x slow-identify
-  export RSH_STANDIN_SERVER=$PWD/slow-identify
+  # Under the shim the client loses its CPU for 60 ms, waiting runnable,
+  # each time it writes a request (as on a loaded machine, where the woken
+  # reader takes it) or yields: counted from the request's start, that is
+  # 60 ms of the link's 0.1 s taken for CPU delay, and 6 streams rather than
+  # the 8 the link needs. The reply came no later for it.
+  serve_identify_late
   LD_PRELOAD=$TK_TEST_LIB/preempted.so "$BUFFER" -s 10k --streams auto -i in -o "localhost:$PWD/y.tap"
   grep -q 'streams="8 streams"' rmt.log || { cat rmt.log; false; }
   "$MT" -f y.tap rewind

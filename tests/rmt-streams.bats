@@ -378,10 +378,11 @@ start_owner() {
   exec 7>&-
   assert_success
   assert_equal "$output" $'E13\nJoin refused by the session'
+  # The owner logs the refusal after it has sent it: its log is read once
+  # it has ended (nobody joined, so the session went on with one stream).
+  wait
   grep -q 'join refused: a wrong secret (uid [0-9]* pid [0-9]*)' owner.log
   grep -q 'streams="join refused: join: session [0-9a-f]* refused stream 2' joiner.log
-  # Nobody joined, so the session went on with one stream.
-  wait
 }
 
 @test "streams: a join from another user is refused and logged, the secret not sent" {
@@ -392,8 +393,8 @@ start_owner() {
 1:$token"
   exec 7>&-
   assert_equal "$output" $'E13\nJoin refused by the session'
+  wait  # for the owner's log, as above
   grep -q 'join refused: another user: the session is uid 0'"'"'s (uid 65534 pid [0-9]*)' owner.log
-  wait
 }
 
 @test "streams: over ssh through the WAN emulator, one forced rmt --allow command serves every stream" {

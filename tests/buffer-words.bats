@@ -84,6 +84,15 @@ setup() {
   assert_equal "$stderr" "buffer: cannot open output file: No such file or directory"$'\n'"filename: tapehost:/no/such/dir/x"
 }
 
+@test "buffer: a remote input given after -o that cannot be opened gets 1.19's two lines, the output closed unwritten" {
+  # The output is opened first, as 1.19 opened them in this order.
+  echo kept >out
+  run --separate-stderr env RSH="$BATS_TEST_DIRNAME/rsh-standin" "$BUFFER" -o out -i tapehost:/no/such/dir/x
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: cannot open input file: No such file or directory"$'\n'"filename: tapehost:/no/such/dir/x"
+  assert_equal "$(stat -c %s out)" 0
+}
+
 @test "buffer: underruns are not counted while the writer waits for -p, and the summary explains them" {
   run --separate-stderr bash -c "head -c 1m /dev/zero | pacer --chunk 64k --burst 256k --pause 100 | \"$BUFFER\" -s 64k -p 50 --progress >/dev/null"
   assert_success
@@ -96,6 +105,10 @@ setup() {
   assert_success
   assert_regex "${stderr_lines[0]}" '  ETA [0-9]+:[0-9]{2}:[0-9]{2}$'
   run --separate-stderr bash -c 'cat in | "$0" -s 16k -u 20000 --interval 0.2 --size 1m >out' "$BUFFER"
+  assert_success
+  assert_regex "${stderr_lines[0]}" '  ETA [0-9]+:[0-9]{2}:[0-9]{2}$'
+  # An input given after -o is opened once the output is: its length counts.
+  run --separate-stderr "$BUFFER" -s 16k -u 20000 --interval 0.2 -o out -i in
   assert_success
   assert_regex "${stderr_lines[0]}" '  ETA [0-9]+:[0-9]{2}:[0-9]{2}$'
   run --separate-stderr bash -c 'cat in | "$0" -s 16k -u 20000 --interval 0.2 >out' "$BUFFER"

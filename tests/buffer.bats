@@ -531,6 +531,51 @@ wait_buffer() {
   assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" "buffer: stopped by SIGTERM while $BATS_TEST_TMPDIR/fifo was still being opened; nothing was read"
 }
 
+@test "buffer: -o before -i opens the output first, as 1.19 did: a peer that opens two FIFOs in that order is served" {
+  cd "$BATS_TEST_TMPDIR"
+  mkfifo to-peer from-peer
+  # The peer opens what buffer writes to before what buffer reads from:
+  # a buffer that opened its input first would wait for it for ever.
+  { exec 5<to-peer 6>from-peer; cat <&5 >got 6>&- & exec 5<&-; cat "$SMALL" >&6; exec 6>&-; wait; } 3>&- &
+  local peer=$!
+  run timeout 60 "$BUFFER" -o to-peer -i from-peer
+  [ "$status" -eq 0 ] || kill "$peer"
+  assert_success
+  wait "$peer"
+  cmp "$SMALL" got
+}
+
+@test "buffer: -o before -i with an input that is not there fails as 1.19 does, the output left as it was (1.19 emptied it)" {
+  cd "$BATS_TEST_TMPDIR"
+  echo kept >out
+  run --separate-stderr "$BUFFER" -o out -i missing
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: cannot open input file: No such file or directory
+filename: missing"
+  [ -n "${TK_ORIGINAL:-}" ] || assert_equal "$(cat out)" kept
+}
+
+@test "buffer: SIGTERM while the input given after -o is still opening (a FIFO nobody writes) ends the run with one line" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  mkfifo fifo
+  "$BUFFER" -o out -i fifo 2>err &
+  BUFFER_PID=$!
+  start_watchdog "$BUFFER_PID"
+  # The reader waits in the FIFO's open once the writer has opened out.
+  local i
+  for i in $(seq 600); do
+    [ "$(cat /proc/"$BUFFER_PID"/wchan 2>/dev/null)" = wait_for_partner ] && break
+    sleep 0.05
+  done
+  assert_file_exists out
+  kill -TERM "$BUFFER_PID"
+  wait_buffer
+  assert_equal "$status" 254
+  assert_equal "$(cat err)" "buffer: stopped by SIGTERM while fifo was still being opened; nothing was read"
+  assert_equal "$(stat -c %s out)" 0
+}
+
 @test "buffer: --no-drain discards the queue on SIGTERM, as buffer 1.19" {
   tapekit_only
   start_draining_buffer --no-drain

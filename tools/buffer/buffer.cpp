@@ -80,14 +80,20 @@ int run_options(const Options& options) {
   refuse_unverifiable(options, options.output, "-o");
   for (const std::string& output : options.tees) refuse_unverifiable(options, output, "--tee");
   if (!options.short_queue_note.empty()) print_stderr(options.short_queue_note);
-  std::vector<int> before_input = open_descriptors();
-  std::unique_ptr<Tape> input = open_input(options);
+  // 1.19 opened -i and -o as it met them on the command line. With -o
+  // first, the reader opens the input only once the writer has the output,
+  // since a FIFO's peer may open the two in that order; otherwise the input
+  // is opened here, before the fork. An input that is not there at all
+  // fails here, before the output is emptied (1.19 emptied it).
+  std::unique_ptr<Tape> input;
   // What opening the input opened (the device or image, a remote shell's
   // pipes), which the writer must not hold: see writer_process.
   std::vector<int> input_fds;
-  std::ranges::set_difference(open_descriptors(), before_input, std::back_inserter(input_fds));
-  input->expect_sequential_reads();
-  enlarge_pipe(input->poll_fd(), options.block_size);
+  if (!options.output_before_input || input_is_missing(options)) {
+    std::vector<int> before_input = open_descriptors();
+    input = open_input(options);
+    std::ranges::set_difference(open_descriptors(), before_input, std::back_inserter(input_fds));
+  }
   if (options.debug) print_debug_geometry(options);
 
   std::unique_ptr<Ring> ring;
@@ -139,13 +145,17 @@ int run_options(const Options& options) {
   Child writer(pid);
   // Only here, after the fork: a thread would not survive it.
   ring->warm_ahead(Ring::Side::producer);
-  StatusThread status_thread(*ring, options, start, input_size(options, *input));
+  StatusThread status_thread(*ring, options, start,
+                             input ? input_size(options, *input) : options.size);
   RecordThread recorder(*ring, options, start);
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   int status = run_main("buffer (reader)", policy, [&] {
     return with_json_diagnostics(options.json, "buffer (reader)", kExitRuntime, [&] {
-      return read_input(*ring, std::move(input), options, writer, input_ended);
+      return read_input(*ring, std::move(input), options, writer, input_ended,
+                        [&](const Tape& opened) {
+                          status_thread.set_total_bytes(input_size(options, opened));
+                        });
     });
   });
   status_thread.stop();

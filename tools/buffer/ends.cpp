@@ -135,8 +135,20 @@ void refuse_unverifiable(const Options& o, const std::string& output, const char
                                   output + ": it is " + what + "\n");
 }
 
+bool input_is_missing(const Options& o) {
+  if (o.input.empty() || o.input == "-") return false;
+  OpenOptions how;
+  how.force_local = o.force_local;
+  if (opens_remote(o.input, how)) return false;
+  struct stat st {};
+  return ::stat(o.input.c_str(), &st) != 0;
+}
+
 std::unique_ptr<Tape> open_input(const Options& o) {
-  return open_end(o.input, 0, O_RDONLY, "input", o);
+  std::unique_ptr<Tape> input = open_end(o.input, 0, O_RDONLY, "input", o);
+  input->expect_sequential_reads();
+  enlarge_pipe(input->poll_fd(), o.block_size);
+  return input;
 }
 
 std::unique_ptr<Tape> open_output(const Options& o) {

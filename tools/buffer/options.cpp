@@ -320,6 +320,7 @@ Options parse_options(int argc, char** argv) {
                    " file: No such file or directory\nfilename: \nbuffer: -" + key +
                    " '' names no file (- is standard " + (in ? "input" : "output") + ")");
       (in ? o.input : o.output) = value;
+      if (in && !o.output.empty()) o.output_before_input = true;
     } else if (key == "next-volume") {
       o.next_volume = value;
     } else if (key == "progress") {

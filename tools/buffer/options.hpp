@@ -27,6 +27,7 @@ struct Options {
   int debug = 0;                   // -d, repeatable
   std::string input;               // -i, empty: standard input
   std::string output;              // -o, empty: standard output
+  bool output_before_input = false;  // -o came before -i: opened in that order, as 1.19 did
   std::optional<std::string> next_volume;  // --next-volume CMD
   bool progress = false;           // --progress
   double interval_seconds = 0;     // --interval SECS (0: off)

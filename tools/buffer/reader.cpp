@@ -10,7 +10,9 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -42,23 +44,27 @@ using namespace std::chrono_literals;
 class Reader {
  public:
   Reader(Ring& ring, std::unique_ptr<Tape> input, const Options& options, Child& writer,
-         Clock::time_point& input_ended)
+         Clock::time_point& input_ended, const std::function<void(const Tape&)>& opened)
       : ring_(ring),
         input_(std::move(input)),
         options_(options),
         writer_(writer),
         input_ended_(input_ended),
+        opened_(opened),
         input_limit_(options.input_rate),
         watchdog_(std::chrono::seconds(options.timeout_seconds), [main = ::pthread_self()] {
           // The input's stop request interrupts the read; the flag says why.
           g_input_stalled = true;
           ::pthread_kill(main, SIGUSR2);
         }) {
-    size_bounce();
+    if (input_) size_bounce();
   }
 
   int run() {
     if (!wait_for_writer_ready()) return writer_setup_failed();
+    if (!input_) {
+      if (std::optional<int> status = open_input_after_output()) return *status;
+    }
     if (options_.debug) print_stderr("R: Entering reader\n");
     bool more = true;
     std::string read_error;
@@ -143,6 +149,30 @@ class Reader {
       std::this_thread::sleep_for(1ms);
     }
     return true;
+  }
+
+  // With -o before -i, as 1.19 opened them in that order: the output is
+  // open. An input that cannot be opened ends the run with 1.19's message
+  // and status 255, the output closed unwritten (1.19 had emptied it too);
+  // a stop while the open waits (a FIFO no one writes to) reads nothing.
+  // The run's status when it ends here.
+  std::optional<int> open_input_after_output() {
+    try {
+      input_ = open_input(options_);
+    } catch (const Interrupted&) {
+      if (g_peer_gone) return writer_gone();
+      print_stderr("buffer: stopped by " + stop_signal_name() + " while " + options_.input +
+                   " was still being opened; nothing was read\n");
+      ring_.finish_input(false);
+      return finish_writer(kExitRuntime, static_cast<int>(g_signals));
+    } catch (...) {
+      ring_.finish_input(false);
+      finish_writer(kExitSetup, 0);
+      throw;
+    }
+    size_bounce();
+    opened_(*input_);
+    return std::nullopt;
   }
 
   // The writer could not open the output: its status (255) is ours; after a
@@ -412,6 +442,7 @@ class Reader {
   const Options& options_;
   Child& writer_;
   Clock::time_point& input_ended_;
+  const std::function<void(const Tape&)>& opened_;
   std::vector<std::byte> bounce_;
   std::size_t carry_ = 0;
   std::size_t carry_end_ = 0;
@@ -430,8 +461,9 @@ class Reader {
 }  // namespace
 
 int read_input(Ring& ring, std::unique_ptr<Tape> input, const Options& options, Child& writer,
-               Clock::time_point& input_ended) {
-  Reader reader(ring, std::move(input), options, writer, input_ended);
+               Clock::time_point& input_ended,
+               const std::function<void(const Tape&)>& opened) {
+  Reader reader(ring, std::move(input), options, writer, input_ended, opened);
   return reader.run();
 }
 

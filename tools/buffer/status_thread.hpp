@@ -33,6 +33,13 @@ class StatusThread {
   StatusThread(const StatusThread&) = delete;
   StatusThread& operator=(const StatusThread&) = delete;
 
+  // The input's length, once it is known: the reader opens an input given
+  // after -o only once the output is open.
+  void set_total_bytes(std::optional<std::uint64_t> total_bytes) {
+    std::lock_guard lock(mutex_);
+    total_bytes_ = total_bytes;
+  }
+
   void stop() {
     if (!thread_.joinable()) return;
     {
@@ -55,16 +62,15 @@ class StatusThread {
     Clock::time_point next = start_ + tick;
     Interval period;
     period.ring_blocks = ring_.blocks();
-    period.total_bytes = total_bytes_;
     std::unique_lock lock(mutex_);
     while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
       next += tick;
+      period.total_bytes = total_bytes_;
       period.now = ring_.stats();
       period.to_s = seconds_since_start();
       if (live_)
         print_stderr(progress_line(period));
-      else
-        if (options_.json)
+      else if (options_.json)
         print_stderr_as_is(interval_json(period));
       else
         print_stderr(interval_line(period));

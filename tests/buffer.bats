@@ -522,9 +522,13 @@ wait_buffer() {
   echo data | "$BUFFER" -o "$BATS_TEST_TMPDIR/fifo" 2>"$BATS_TEST_TMPDIR/err" &
   BUFFER_PID=$!
   start_watchdog "$BUFFER_PID"
-  local i
-  for i in $(seq 100); do pgrep -P "$BUFFER_PID" -x buffer >/dev/null && break; sleep 0.05; done
-  sleep 0.2
+  # The writer waits in the FIFO's open.
+  local i writer
+  for i in $(seq 600); do
+    writer=$(pgrep -P "$BUFFER_PID" -x buffer) &&
+      [ "$(cat /proc/"$writer"/wchan 2>/dev/null)" = wait_for_partner ] && break
+    sleep 0.05
+  done
   kill -TERM "$BUFFER_PID"
   wait_buffer
   assert_equal "$status" 254

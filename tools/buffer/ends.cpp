@@ -97,6 +97,9 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
                                       " file: " + strerror_text(e.errnum()) + "\n");
     }
   }
+  // A stop that came just before would not interrupt an open that blocks
+  // (a FIFO no one has opened yet): it is honoured here.
+  if (stop_requested()) throw Interrupted(std::string("open ") + name);
   try {
     return open_tape(name, flags, open_options(o));
   } catch (const Interrupted&) {

@@ -313,6 +313,18 @@ start_draining_buffer() {
   fail "buffer did not read its input"
 }
 
+# Waits until file $1 (a background buffer's standard error) holds $2: the
+# signal that made it say so has been taken, and the next one sent cannot
+# merge with it while it is still pending.
+wait_until_said() {
+  local _
+  for _ in $(seq 600); do
+    grep -qF -- "$2" "$1" && return 0
+    sleep 0.05
+  done
+  fail "never said \"$2\": $(cat "$1")"
+}
+
 # The exit status of the background buffer.
 wait_buffer() {
   status=0
@@ -406,7 +418,7 @@ wait_buffer() {
   tapekit_only
   start_draining_buffer -u 300000  # a drain of 3 s, which the second signal must interrupt
   kill -TERM "$BUFFER_PID"
-  sleep 0.1
+  wait_until_said "$BATS_TEST_TMPDIR/err" "SIGTERM: stopping"
   kill -TERM "$BUFFER_PID"
   wait_buffer
   assert_equal "$status" 254
@@ -419,7 +431,7 @@ wait_buffer() {
   # still holds the rest. The second signal must not wait for the pause.
   start_draining_buffer -u 3600000000
   kill -TERM "$BUFFER_PID"
-  sleep 0.1
+  wait_until_said "$BATS_TEST_TMPDIR/err" "SIGTERM: stopping"
   kill -TERM "$BUFFER_PID"
   wait_buffer
   assert_equal "$status" 254
@@ -443,7 +455,7 @@ wait_buffer() {
   local writer
   writer=$(pgrep -P "$BUFFER_PID" -x buffer)
   kill -TERM "$writer"
-  sleep 0.1
+  wait_until_said "$BATS_TEST_TMPDIR/err" "SIGTERM: stopping"
   kill -TERM "$writer"
   wait_buffer
   assert_equal "$status" 254
@@ -459,8 +471,9 @@ wait_buffer() {
   writer=$(pgrep -P "$BUFFER_PID" -x buffer)
   kill -STOP "$writer"
   kill -TERM "$BUFFER_PID"
-  sleep 0.2
+  wait_until_said "$BATS_TEST_TMPDIR/err" "SIGTERM: stopping"
   kill -TERM "$BUFFER_PID"
+  wait_until_said "$BATS_TEST_TMPDIR/err" "a second SIGTERM"
   sleep 0.5
   # 1.19-style (and tapekit before): the second signal SIGKILLed the writer.
   kill -0 "$writer" || fail "the writer was killed by the second signal"
@@ -485,7 +498,7 @@ wait_buffer() {
   start_watchdog "$BUFFER_PID"
   sleep 0.5
   kill -INT "$BUFFER_PID"
-  sleep 0.2
+  wait_until_said "$BATS_TEST_TMPDIR/err" "SIGINT: stopping"
   kill -INT "$BUFFER_PID"
   status=0
   wait "$BUFFER_PID" || status=$?
@@ -504,9 +517,9 @@ wait_buffer() {
   writer=$(pgrep -P "$BUFFER_PID" -x buffer)
   kill -STOP "$writer"
   kill -TERM "$BUFFER_PID"
-  sleep 0.2
+  wait_until_said "$BATS_TEST_TMPDIR/err" "SIGTERM: stopping"
   kill -TERM "$BUFFER_PID"
-  sleep 0.2
+  wait_until_said "$BATS_TEST_TMPDIR/err" "a second SIGTERM"
   kill -TERM "$BUFFER_PID"
   wait_buffer
   assert_equal "$status" 254
@@ -939,7 +952,7 @@ start_slow_tap_buffer() {
   tapekit_only
   start_slow_tap_buffer v.tap
   kill -INT -- "-$BUFFER_PID"
-  sleep 0.1
+  wait_until_said err "SIGINT: stopping"
   kill -INT -- "-$BUFFER_PID"
   wait_buffer
   kill "$PACER_PID" 2>/dev/null || true

@@ -562,6 +562,15 @@ wait_buffer() {
   cmp "$SMALL" got
 }
 
+@test "buffer: -o before -i reads a .tap input record by record, as with -i first" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  "$BUFFER" -s 64k -i "$SMALL" -o t.tap
+  "$MT" -f t.tap rewind
+  "$BUFFER" -s 64k -o back -i t.tap
+  cmp "$SMALL" back
+}
+
 @test "buffer: -o before -i with an input that is not there fails as 1.19 does, the output left as it was (1.19 emptied it)" {
   cd "$BATS_TEST_TMPDIR"
   echo kept >out

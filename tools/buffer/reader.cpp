@@ -142,13 +142,17 @@ class Reader {
       if (g_signals || g_stop_input) {
         // The writer may be blocked opening the output; it gives up on SIGTERM.
         ::kill(writer_.pid(), SIGTERM);
-        print_stderr("buffer: stopped by " + stop_signal_name() + " while " + output_name() +
-                     " was still being opened; nothing was read\n");
+        say_stopped_while_opening(output_name());
         return false;
       }
       std::this_thread::sleep_for(1ms);
     }
     return true;
+  }
+
+  static void say_stopped_while_opening(const std::string& name) {
+    print_stderr("buffer: stopped by " + stop_signal_name() + " while " + name +
+                 " was still being opened; nothing was read\n");
   }
 
   // With -o before -i, as 1.19 opened them in that order: the output is
@@ -161,8 +165,7 @@ class Reader {
       input_ = open_input(options_);
     } catch (const Interrupted&) {
       if (g_peer_gone) return writer_gone();
-      print_stderr("buffer: stopped by " + stop_signal_name() + " while " + options_.input +
-                   " was still being opened; nothing was read\n");
+      say_stopped_while_opening(options_.input);
       ring_.finish_input(false);
       return finish_writer(kExitRuntime, static_cast<int>(g_signals));
     } catch (...) {
@@ -442,7 +445,7 @@ class Reader {
   const Options& options_;
   Child& writer_;
   Clock::time_point& input_ended_;
-  const std::function<void(const Tape&)>& opened_;
+  std::function<void(const Tape&)> opened_;  // told of an input opened late
   std::vector<std::byte> bounce_;
   std::size_t carry_ = 0;
   std::size_t carry_end_ = 0;

@@ -234,7 +234,7 @@ $(BUILD)/test-bin/%: tests/helpers/%.cpp $(COMMON_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -g1 $(SANITIZER_LDFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(DIGEST_LIBS) $(LDLIBS)
 
-$(BUILD)/test-lib/%.so: tests/shim/%.c
+$(BUILD)/test-lib/%.so: tests/shim/%.c $(wildcard tests/shim/*.h)
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl
 

@@ -12,16 +12,15 @@
  *   LD_PRELOAD=preempted.so buffer --streams auto ... */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "schedstat_answer.h"
 
 #define PREEMPTED_NS 60000000LL
 #define SHORT_WRITE 64
@@ -51,9 +50,11 @@ ssize_t write(int fd, const void* bytes, size_t count) {
   return n;
 }
 
+static int answers(const char* path) { return strcmp(path, "/proc/thread-self/schedstat") == 0; }
+
 /* The real schedstat of this thread, with the waits above added. */
-static int own_schedstat(int (*real)(const char*, int, ...)) {
-  int in = real("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+static int answer(int (*real_open)(const char*, int, ...)) {
+  int in = real_open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
   if (in < 0) return -1;
   char text[128];
   ssize_t got = read(in, text, sizeof text - 1);
@@ -62,31 +63,5 @@ static int own_schedstat(int (*real)(const char*, int, ...)) {
   text[got] = '\0';
   unsigned long long on_cpu = 0, waited = 0, slices = 0;
   if (sscanf(text, "%llu %llu %llu", &on_cpu, &waited, &slices) != 3) return -1;
-  int n = snprintf(text, sizeof text, "%llu %llu %llu\n", on_cpu,
-                   waited + (unsigned long long)preempted_ns, slices);
-  int fd = memfd_create("schedstat", MFD_CLOEXEC);
-  if (fd < 0) return -1;
-  if (pwrite(fd, text, (size_t)n, 0) != n) {
-    close(fd);
-    return -1;
-  }
-  return fd;
+  return schedstat_text(on_cpu, waited + (unsigned long long)preempted_ns, slices);
 }
-
-#define OPEN_LIKE(name)                                                     \
-  int name(const char* path, int flags, ...) {                              \
-    static int (*real)(const char*, int, ...);                              \
-    if (!real) real = (int (*)(const char*, int, ...))dlsym(RTLD_NEXT, #name); \
-    mode_t mode = 0;                                                        \
-    if (flags & (O_CREAT | O_TMPFILE)) {                                    \
-      va_list ap;                                                           \
-      va_start(ap, flags);                                                  \
-      mode = (mode_t)va_arg(ap, int);                                       \
-      va_end(ap);                                                           \
-    }                                                                       \
-    if (strcmp(path, "/proc/thread-self/schedstat") == 0) return own_schedstat(real); \
-    return real(path, flags, mode);                                         \
-  }
-
-OPEN_LIKE(open)
-OPEN_LIKE(open64)

@@ -72,6 +72,21 @@ LOAD='v=vol$BUFFER_VOLUME.tap; [ -e $v ] || exit 0; mv $v r.tap; mv $v.state r.t
 3 50000 r.tap"
 }
 
+@test "buffer: a remote input read in volumes is reopened ready to read, each volume whole" {
+  cd "$BATS_TEST_TMPDIR"
+  # One remote tape, two files: each is a volume; the reopened connection
+  # reads ahead as the first did (never past the filemark).
+  head -c 30000 "$DATA" | "$BUFFER" -s 10k -o r.tap
+  head -c 50000 "$DATA" | tail -c 20000 | "$BUFFER" -s 10k -o r.tap
+  "$MT" -f r.tap rewind
+  run --separate-stderr env RSH="$BATS_TEST_DIRNAME/rsh-standin" \
+    bash -c '"$0" -s 10k -i "localhost:$PWD/r.tap" --next-volume "echo \$BUFFER_BYTES >>seen" | sha256sum | cut -d" " -f1' "$BUFFER"
+  assert_success
+  assert_output "$(head -c 50000 "$DATA" | sha)"
+  assert_equal "$(cat seen)" "30000
+50000"
+}
+
 @test "buffer: a failing input volume change writes out what was read, then exits 254 and says why" {
   cd "$BATS_TEST_TMPDIR"
   head -c 30000 "$DATA" >in

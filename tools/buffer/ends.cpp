@@ -127,9 +127,7 @@ void refuse_output_as_input(const Options& o, const std::string& output, const c
 // exist yet becomes a file; a remote one is the rmt server's to open.
 void refuse_unverifiable(const Options& o, const std::string& output, const char* option) {
   if (!o.verify || output.empty() || output == "-") return;
-  OpenOptions how;
-  how.force_local = o.force_local;
-  if (opens_remote(output, how)) return;
+  if (opens_remote(output, open_options(o))) return;
   struct stat st {};
   if (::stat(output.c_str(), &st) != 0) return;
   const char* what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : nullptr;
@@ -139,18 +137,19 @@ void refuse_unverifiable(const Options& o, const std::string& output, const char
 }
 
 bool input_is_missing(const Options& o) {
-  if (o.input.empty() || o.input == "-") return false;
-  OpenOptions how;
-  how.force_local = o.force_local;
-  if (opens_remote(o.input, how)) return false;
+  if (o.input.empty() || o.input == "-" || opens_remote(o.input, open_options(o))) return false;
   struct stat st {};
   return ::stat(o.input.c_str(), &st) != 0;
 }
 
+void prepare_input(Tape& input, const Options& o) {
+  input.expect_sequential_reads();
+  enlarge_pipe(input.poll_fd(), o.block_size);
+}
+
 std::unique_ptr<Tape> open_input(const Options& o) {
   std::unique_ptr<Tape> input = open_end(o.input, 0, O_RDONLY, "input", o);
-  input->expect_sequential_reads();
-  enlarge_pipe(input->poll_fd(), o.block_size);
+  prepare_input(*input, o);
   return input;
 }
 

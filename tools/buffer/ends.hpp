@@ -30,8 +30,10 @@ void refuse_output_as_input(const Options& o, const std::string& output, const c
 void refuse_unverifiable(const Options& o, const std::string& output, const char* option);
 // -i names a local file that is not there (stat fails).
 bool input_is_missing(const Options& o);
-// The input, ready for the reader: sequential reads announced, a pipe
-// enlarged to hold a block.
+// Makes an opened input ready for the reader: sequential reads announced
+// (a remote tape reads ahead), a pipe enlarged to hold a block.
+void prepare_input(Tape& input, const Options& o);
+// The input, opened and prepared.
 std::unique_ptr<Tape> open_input(const Options& o);
 std::unique_ptr<Tape> open_output(const Options& o);
 // Runs body; under --json, turns what it throws into JSON message lines.

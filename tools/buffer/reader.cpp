@@ -305,6 +305,7 @@ class Reader {
     }
     try {
       input_ = open_tape(options_.input, O_RDONLY, open_options(options_));
+      prepare_input(*input_, options_);
     } catch (const Interrupted&) {
       throw;
     } catch (const Error& e) {

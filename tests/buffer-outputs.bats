@@ -272,7 +272,7 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   assert_equal "$stderr" "buffer: --verify cannot read back --tee -: standard output"
   run --separate-stderr "$BUFFER" -o out --tee out </dev/null
   assert_equal "$status" 255
-  assert_equal "$stderr" "buffer: --tee out names an output already given"
+  assert_equal "$stderr" "buffer: --tee out and -o out are one file; nothing was opened or written"
   assert_file_not_exists out
 }
 

@@ -149,8 +149,52 @@ TABLE
   assert_equal "$stderr" "buffer: invalid --record '-': standard output carries the data; give a file name"
   run --separate-stderr "$BUFFER" -o "$BATS_TEST_TMPDIR/out" --plot "$BATS_TEST_TMPDIR/out" </dev/null
   assert_failure 255
-  assert_equal "$stderr" "buffer: --plot $BATS_TEST_TMPDIR/out names the input or output"
+  assert_equal "$stderr" "buffer: --plot $BATS_TEST_TMPDIR/out and -o $BATS_TEST_TMPDIR/out are one file; nothing was opened or written"
   assert_file_not_exists "$BATS_TEST_TMPDIR/out"
+}
+
+@test "buffer --plot, --record, --tee: a name that reaches an end under another spelling is refused before a byte is written" {
+  cd "$BATS_TEST_TMPDIR"
+  "$BUFFER" -s 10k -i "$PART" -o x.tap 2>/dev/null
+  local tape_sha
+  tape_sha=$(sha x.tap)
+  ln -s x.tap link.tap
+  ln x.tap hard.tap
+  ln -s not-yet.svg dangling
+  local args expected
+  while IFS='|' read -r args expected; do
+    # shellcheck disable=SC2086 # the options are split on purpose
+    run --separate-stderr "$BUFFER" -s 10k -i "$PART" $args
+    assert_equal "$status" 255
+    assert_equal "$stderr" "buffer: $expected are one file; nothing was opened or written"
+    assert_equal "$(sha x.tap)" "$tape_sha"
+  done <<TABLE
+-o x.tap --plot ./x.tap|--plot ./x.tap and -o x.tap
+-o link.tap --record x.tap|--record x.tap and -o link.tap
+-o x.tap --record hard.tap|--record hard.tap and -o x.tap
+-o x.tap --plot ../${BATS_TEST_TMPDIR##*/}/x.tap|--plot ../${BATS_TEST_TMPDIR##*/}/x.tap and -o x.tap
+-o x.tap --tee link.tap|--tee link.tap and -o x.tap
+-o new.tap --tee ./new.tap|--tee ./new.tap and -o new.tap
+-o not-yet.svg --plot dangling|--plot dangling and -o not-yet.svg
+-o out --record r.jsonl --plot ./r.jsonl|--plot ./r.jsonl and --record r.jsonl
+TABLE
+  assert_file_not_exists new.tap
+  assert_file_not_exists not-yet.svg
+  # Standard output, however it is named, carries the data.
+  run --separate-stderr bash -c '"$0" -i "$1" --record /dev/stdout >copy' "$BUFFER" "$PART"
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: --record /dev/stdout and standard output are one file; nothing was opened or written"
+  assert_equal "$(wc -c <copy)" 0
+  run --separate-stderr bash -c '"$0" -i "$1" --plot /proc/self/fd/1 >copy' "$BUFFER" "$PART"
+  assert_equal "$stderr" "buffer: --plot /proc/self/fd/1 and standard output are one file; nothing was opened or written"
+  # The input, read from standard input, is not written over either.
+  cp "$PART" in
+  run --separate-stderr "$BUFFER" -o out --plot ./in <in
+  assert_equal "$stderr" "buffer: --plot ./in and standard input are one file; nothing was opened or written"
+  assert_equal "$(sha in)" "$PART_SHA"
+  # /dev/null takes any number of ends.
+  run --separate-stderr "$BUFFER" -i "$PART" -o /dev/null --tee /dev/null --record /dev/null
+  assert_success
 }
 
 @test "buffer --plot-from: needs --plot, and a file that is no record is refused naming it and the line" {

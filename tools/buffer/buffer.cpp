@@ -66,6 +66,7 @@ int run_options(const Options& options) {
     std::fputs(version_line("buffer").c_str(), stdout);
     return kExitOk;
   }
+  refuse_one_file_twice(options);
   if (!options.plot_from.empty()) return draw_record(options);
   if (options.next_volume && options.output.empty() && options.input.empty())
     throw UsageError(
@@ -73,10 +74,6 @@ int run_options(const Options& options) {
         "reopened");
   // Every option has been checked before anything is opened (1.19 truncated
   // -o while still parsing). The reader opens the input, the writer the output.
-  // buffer 1.19 emptied such an output silently; nothing is opened yet.
-  for (const std::string& output : options.tees)
-    refuse_output_as_input(options, output, "--tee");
-  refuse_output_as_input(options, options.output, "-o");
   refuse_unverifiable(options, options.output, "-o");
   for (const std::string& output : options.tees) refuse_unverifiable(options, output, "--tee");
   if (!options.short_queue_note.empty()) print_stderr(options.short_queue_note);

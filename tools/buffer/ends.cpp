@@ -116,9 +116,56 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
   }
 }
 
-void refuse_output_as_input(const Options& o, const std::string& output, const char* option) {
-  if (output_is_input(o.input, output, open_options(o)))
-    throw ExactExit(kExitSetup, output_is_input_text("buffer", option, output));
+namespace {
+
+// One of the names a run was given, and what it is.
+struct NamedEnd {
+  std::string label;  // as the refusal names it: "-o x.tap", "standard output"
+  FileIdentity identity;
+  bool written = false;
+  bool data = false;  // -i, -o or a --tee: the pipeline's own ends
+};
+
+NamedEnd named_end(const std::string& option, const std::string& name, int standard_fd,
+                   bool written, bool data, const Options& o) {
+  std::string label = name.empty() || name == "-"
+                          ? std::string(standard_fd == 0 ? "standard input" : "standard output")
+                          : option + " " + name;
+  return {label, identify_name(name, standard_fd, open_options(o)), written, data};
+}
+
+}  // namespace
+
+void refuse_one_file_twice(const Options& o) {
+  std::vector<NamedEnd> ends;
+  const bool runs_pipeline = o.plot_from.empty();
+  if (runs_pipeline) {
+    ends.push_back(named_end("-i", o.input, 0, false, true, o));
+    ends.push_back(named_end("-o", o.output, 1, true, true, o));
+    for (const std::string& tee : o.tees) ends.push_back(named_end("--tee", tee, 1, true, true, o));
+  } else {
+    ends.push_back(named_end("--plot-from", o.plot_from, 0, false, false, o));
+  }
+  if (!o.record_file.empty()) ends.push_back(named_end("--record", o.record_file, 1, true, false, o));
+  if (!o.plot_file.empty()) ends.push_back(named_end("--plot", o.plot_file, 1, true, false, o));
+  for (std::size_t i = 0; i < ends.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      const NamedEnd& a = ends[j];
+      const NamedEnd& b = ends[i];
+      if (!(a.written || b.written) || !same_file(a.identity, b.identity) ||
+          a.identity.null_device())
+        continue;
+      // The pipeline reading and writing one terminal or pipe is no
+      // clash; an output opened over the input file would empty it
+      // (buffer 1.19 emptied it silently).
+      if (a.data && b.data && !a.written) {
+        if (!b.identity.regular()) continue;
+        throw ExactExit(kExitSetup, "buffer: " + b.label +
+                                        ": input file is output file; opening it would empty it\n");
+      }
+      throw ExactExit(kExitSetup, "buffer: " + b.label + " and " + a.label +
+                                      " are one file; nothing was opened or written\n");
+    }
 }
 
 // --verify reads each output back by opening it again. A FIFO's second

@@ -26,7 +26,10 @@ OpenOptions open_options(const Options& o);
 // or "output", as in 1.19's messages. Failures are ExactExit(255).
 std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const char* role,
                                const Options& o);
-void refuse_output_as_input(const Options& o, const std::string& output, const char* option);
+// Refuses, before anything is opened, two names that reach one file where
+// one of them is written: an output over the input, two outputs, a record
+// or picture over any end (compared as files, not as spellings).
+void refuse_one_file_twice(const Options& o);
 void refuse_unverifiable(const Options& o, const std::string& output, const char* option);
 // -i names a local file that is not there (stat fails).
 bool input_is_missing(const Options& o);

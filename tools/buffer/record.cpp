@@ -362,19 +362,15 @@ bool parse_record_option(const std::string& key, const std::string& value, Optio
 void check_record_options(const Options& o) {
   // Standard output carries the data; a record or picture there, or over
   // the input or output, would mix into it or destroy it.
-  auto refuse_clash = [&](const std::string& name, const char* option) {
-    if (name.empty()) return;
+  // Which files they are, and whether they clash with the ends, is asked
+  // once everything is parsed (refuse_one_file_twice).
+  auto refuse_standard_output = [&](const std::string& name, const char* option) {
     if (name == "-")
       throw ExactExit(kExitSetup, std::string("buffer: invalid ") + option +
                                       " '-': standard output carries the data; give a file name\n");
-    if (name == o.input || name == o.output)
-      throw ExactExit(kExitSetup, std::string("buffer: ") + option + " " + name +
-                                      " names the input or output\n");
   };
-  refuse_clash(o.record_file, "--record");
-  refuse_clash(o.plot_file, "--plot");
-  if (!o.plot_file.empty() && (o.plot_file == o.record_file || o.plot_file == o.plot_from))
-    throw ExactExit(kExitSetup, "buffer: --plot " + o.plot_file + " names the record too\n");
+  refuse_standard_output(o.record_file, "--record");
+  refuse_standard_output(o.plot_file, "--plot");
   if (!o.plot_from.empty() && o.plot_file.empty())
     throw ExactExit(kExitSetup, "buffer: --plot-from needs --plot FILE.svg, the picture to draw\n");
   if (!o.plot_from.empty() && (!o.record_file.empty() || !o.input.empty() || !o.output.empty()))

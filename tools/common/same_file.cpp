@@ -1,19 +1,96 @@
 #include "same_file.hpp"
 
+#include <cerrno>
+#include <climits>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 namespace tk {
+namespace {
+
+FileIdentity of_stat(const struct stat& st) {
+  FileIdentity id;
+  id.known = id.exists = true;
+  id.dev = st.st_dev;
+  id.ino = st.st_ino;
+  id.mode = st.st_mode;
+  id.rdev = st.st_rdev;
+  return id;
+}
+
+std::string directory_of(const std::string& name) {
+  std::size_t slash = name.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : name.substr(0, slash);
+}
+
+std::string last_of(const std::string& name) {
+  std::size_t slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+// A name that is not there yet: where the open would create it, after the
+// dangling symlinks it passes through (as open(O_CREAT) follows them).
+FileIdentity not_yet_there(std::string name) {
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(name.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    char target[PATH_MAX];
+    ssize_t n = ::readlink(name.c_str(), target, sizeof target - 1);
+    if (n <= 0) break;
+    std::string to(target, static_cast<std::size_t>(n));
+    name = to.front() == '/' ? to : directory_of(name) + "/" + to;
+  }
+  struct stat dir {};
+  if (::stat(directory_of(name).c_str(), &dir) != 0) return {};
+  FileIdentity id;
+  id.known = true;
+  id.dev = dir.st_dev;
+  id.ino = dir.st_ino;
+  id.last = last_of(name);
+  return id;
+}
+
+}  // namespace
+
+bool FileIdentity::regular() const noexcept { return exists && S_ISREG(mode); }
+
+bool FileIdentity::null_device() const noexcept {
+  return exists && S_ISCHR(mode) && rdev == ::makedev(1, 3);
+}
+
+FileIdentity identify_fd(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {};
+  return of_stat(st);
+}
+
+FileIdentity identify_name(const std::string& name, int standard_fd, const OpenOptions& options) {
+  if (name.empty() || name == "-") return identify_fd(standard_fd);
+  if (opens_remote(name, options)) {
+    FileIdentity id;
+    id.known = true;
+    id.remote = name;
+    return id;
+  }
+  struct stat st {};
+  if (::stat(name.c_str(), &st) == 0) return of_stat(st);
+  if (errno != ENOENT) return {};
+  return not_yet_there(name);
+}
+
+bool same_file(const FileIdentity& a, const FileIdentity& b) noexcept {
+  if (!a.known || !b.known) return false;
+  if (!a.remote.empty() || !b.remote.empty()) return a.remote == b.remote;
+  return a.exists == b.exists && a.dev == b.dev && a.ino == b.ino && a.last == b.last;
+}
 
 bool output_is_input(const std::string& input, const std::string& output,
                      const OpenOptions& options) {
-  if (output.empty() || output == "-" || opens_remote(output, options)) return false;
-  struct stat out {};
-  if (::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return false;
-  bool standard_input = input.empty() || input == "-";
-  if (!standard_input && opens_remote(input, options)) return false;
-  struct stat in {};
-  int got = standard_input ? ::fstat(0, &in) : ::stat(input.c_str(), &in);
-  return got == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+  if (output.empty() || output == "-") return false;
+  FileIdentity out = identify_name(output, 1, options);
+  return out.regular() && same_file(identify_name(input, 0, options), out);
 }
 
 std::string output_is_input_text(const std::string& program, const std::string& option,

@@ -83,7 +83,9 @@ crash_writer() {
 @test "a state claiming an unfinished write with the right inode but no session record cuts nothing" {
   "$BUFFER" -s 10k -o t.tap <one
   size=$(stat -c %s t.tap)
-  printf 'offset 100\nlba 0\nwriting 1\nimage-inode %s\n' "$(stat -c %i t.tap)" >t.tap.state
+  printf '%s\noffset 100\nlba 0\nwriting 1\nimage-inode %s\nend\n' "$(head -1 t.tap.state)" \
+    "$(stat -c %i t.tap)" >t.tap.state.new
+  mv t.tap.state.new t.tap.state
   run "$MT" -f t.tap status
   assert_success
   assert_output --partial 'nothing of it was cut'

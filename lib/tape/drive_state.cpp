@@ -10,6 +10,7 @@
 #include <span>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 #include "../error.hpp"
 #include "../io.hpp"
@@ -73,6 +74,19 @@ const char* inconsistency(const DriveState& s) {
   return nullptr;
 }
 
+// fsync of the directory a rename happened in. A directory opened only as
+// a place (O_PATH, where it could not be read) or a file system that cannot
+// sync a directory is left as it is: the rename is as durable as it gets.
+void sync_directory(int dir_fd, const std::string& path) {
+  std::string directory = ".";
+  if (dir_fd == AT_FDCWD && path.rfind('/') != std::string::npos)
+    directory = path.rfind('/') == 0 ? "/" : path.substr(0, path.rfind('/'));
+  int fd = ::openat(dir_fd, directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd == -1) return;
+  Fd owner(fd);
+  if (::fsync(fd) == -1 && errno != EINVAL && errno != EROFS) throw_errno("sync " + directory);
+}
+
 Error state_error(const std::string& path, const std::string& what) {
   return Error(EINVAL, "read " + path + " (" + what + ")");
 }
@@ -92,8 +106,19 @@ bool valid_mam_date(std::string_view text) {
   return month >= 1 && month <= 12 && day >= 1 && day <= 31;
 }
 
+// A state file of this format begins with kHeader and ends with the line
+// "end": one that stops short of it (emptied, cut) is refused, never read
+// as a drive at BOT. A file from before the end line (kLegacyHeader) loads
+// only with every line that format always wrote up to "writing".
+constexpr std::string_view kHeader = "# tapekit virtual tape drive state, format 2 (the image is the cartridge)";
+constexpr std::string_view kLegacyHeader = "# tapekit virtual tape drive state (the image is the cartridge)";
+constexpr std::string_view kEnd = "end";
+constexpr std::string_view kLegacyKeys[] = {
+    "offset", "file", "block", "lba", "eof", "block-size", "density", "compression",
+    "write-protect", "online", "locked", "capacity", "image-mtime", "writing"};
+
 std::string format_drive_state(const DriveState& s) {
-  std::string t = "# tapekit virtual tape drive state (the image is the cartridge)\n";
+  std::string t = std::string(kHeader) + "\n";
   auto add = [&](std::string_view key, const std::string& value) {
     t.append(key).append(" ").append(value).append("\n");
   };
@@ -114,7 +139,7 @@ std::string format_drive_state(const DriveState& s) {
   add("capacity", std::to_string(s.capacity));
   add("image-mtime", std::to_string(s.image_mtime_ns));
   flag("writing", s.writing);
-  if (s.writing) add("image-inode", std::to_string(s.image_inode));
+  if (s.image_inode != 0) add("image-inode", std::to_string(s.image_inode));
   if (s.writing && s.session.known) {
     const WriteSession& w = s.session;
     add("session-start", std::to_string(w.start));
@@ -142,21 +167,34 @@ std::string format_drive_state(const DriveState& s) {
     flag("recovered-filemark", s.recovery.wrote_filemark);
     add("recovered-file", std::to_string(s.recovery.file));
   }
+  t.append(kEnd).append("\n");
   return t;
 }
 
 DriveState parse_drive_state(std::string_view text, const std::string& path) {
   DriveState s;
   s.memory = false;  // until the file says otherwise: one from before MAM has none
+  if (text.empty()) throw state_error(path, "empty");
+  const std::string_view first_line = text.substr(0, text.find('\n'));
+  const bool legacy = first_line == kLegacyHeader;
+  if (!legacy && first_line != kHeader) throw state_error(path, "no drive state header on line 1");
+  bool ended = false;
+  std::vector<std::string_view> keys_seen;
   int line_number = 0;
   while (!text.empty()) {
     ++line_number;
     auto nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (ended) throw state_error(path, "line " + std::to_string(line_number) + " after the end line");
+    if (line == kEnd && nl != std::string_view::npos && !legacy) {
+      ended = true;
+      continue;
+    }
     if (line.empty() || line.front() == '#') continue;
     auto space = line.find(' ');
     std::string_view key = line.substr(0, space);
+    keys_seen.push_back(key);
     std::string_view value = space == std::string_view::npos ? "" : line.substr(space + 1);
     bool ok = true;
     auto flag = [&](bool& b) {
@@ -223,6 +261,11 @@ DriveState parse_drive_state(std::string_view text, const std::string& path) {
     if (!ok)
       throw state_error(path, "line " + std::to_string(line_number) + " '" + std::string(line) + "'");
   }
+  if (!legacy && !ended) throw state_error(path, "cut short: no end line");
+  if (legacy)
+    for (std::string_view key : kLegacyKeys)
+      if (std::find(keys_seen.begin(), keys_seen.end(), key) == keys_seen.end())
+        throw state_error(path, "cut short: no " + std::string(key) + " line");
   if (const char* what = inconsistency(s)) throw state_error(path, what);
   return s;
 }
@@ -251,9 +294,13 @@ DriveState load_drive_state(int dir_fd, const std::string& path) {
   return parse_drive_state(text, path);
 }
 
-void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, mode_t mode,
+void save_drive_state(int dir_fd, const std::string& path, const DriveState& state, mode_t mode,
                       const struct stat* image) {
   std::string tmp = path + std::string(temporary_suffix);
+  DriveState s = state;
+  // Which image this state is of, for a name that finds it beside another
+  // hard link of the image (state_home.cpp).
+  if (image != nullptr) s.image_inode = static_cast<std::uint64_t>(image->st_ino);
   std::string text = format_drive_state(s);
   // A leftover (a crash between create and rename) or a planted name goes
   // first; O_EXCL then guarantees the file written is the one created here,
@@ -274,8 +321,13 @@ void save_drive_state(int dir_fd, const std::string& path, const DriveState& s, 
       if (::fchmod(fd.get(), image->st_mode & 0666) == -1) throw_errno("chmod " + tmp);
     }
     write_all(fd.get(), std::as_bytes(std::span(text)), tmp);
+    // On the disk before the rename and the rename before the caller goes
+    // on: after a power loss the name holds the old state or the new one,
+    // never an empty file (which would be refused).
+    if (::fsync(fd.get()) == -1) throw_errno("sync " + tmp);
     fd.close("close " + tmp);
     if (::renameat(dir_fd, tmp.c_str(), dir_fd, path.c_str()) == -1) throw_errno("rename " + tmp);
+    sync_directory(dir_fd, path);
   } catch (const Error&) {
     ::unlinkat(dir_fd, tmp.c_str(), 0);  // the old state stays; a half-written copy helps no one
     throw;

@@ -20,6 +20,7 @@
 #include "drive_state.hpp"
 #include "image_lock.hpp"
 #include "session_recovery.hpp"
+#include "state_home.hpp"
 #include "simh_format.hpp"
 #include "simh_internal.hpp"
 
@@ -37,14 +38,6 @@ namespace {
 
 using simh::Kind;
 using simh::Object;
-
-// The directory a tape opened relative to dir_fd keeps for its sidecar files.
-Fd own_directory(int dir_fd, const std::string& path) {
-  if (dir_fd == AT_FDCWD) return Fd();
-  int fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
-  if (fd == -1) throw_errno("open " + path);
-  return Fd(fd);
-}
 
 bool same_file(int a, int b) noexcept {
   struct stat sa {}, sb {};
@@ -77,23 +70,37 @@ void refuse_foreign_file(int fd, std::uint64_t size, const std::string& path) {
 }
 
 // The state file's trouble, in the words of the image's open: tools print
-// the open's context, and the operator must learn which file to look at.
-DriveState load_state_for(int dir_fd, const std::string& path) {
-  const std::string state_path = simh_state_path(path);
+// the open's context, and the operator must learn which file to look at
+// and how to go on. An unusable state is never taken for none: the image
+// would load at BOT and the next write would cut every file on it.
+DriveState load_state_for(const StateHome& home, const std::string& path) {
   try {
-    return load_drive_state(dir_fd, state_path);
+    return load_drive_state(home.dir.get(), home.name);
   } catch (const Error& e) {
-    throw DamagedImage("open " + path, "its drive state " + state_path + " is unusable: " + e.what(),
+    throw DamagedImage("open " + path,
+                       "its drive state " + home.shown + " is unusable: " + e.what() +
+                           "; `mt -f " + path + " eod` puts the drive at the end of its data " +
+                           "(to append), `mt -f " + path + " rewind` at its start (to read)",
                        e.errnum());
   }
 }
 
 }  // namespace
 
-LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mode_t mode,
-                                 bool may_complete, const OpenOptions::Warn& warn) {
-  const std::string state_path = simh_state_path(path);
-  LoadedState loaded{load_state_for(dir_fd, path), {}};
+LoadedState load_completed_state(const StateHome& home, const std::string& path, int fd,
+                                 mode_t mode, bool may_complete, const OpenOptions::Warn& warn,
+                                 bool replace_unusable) {
+  LoadedState loaded;
+  try {
+    loaded.state = load_state_for(home, path);
+  } catch (const DamagedImage& e) {
+    if (!replace_unusable) throw;
+    // rewind and eod set an absolute position: the drive starts afresh.
+    if (warn) warn(path + ": " + e.damage().substr(0, e.damage().find("; `mt")) +
+                   ": the drive starts afresh at BOT");
+    loaded.state = DriveState{};
+    loaded.unusable_replaced = true;
+  }
   DriveState& state = loaded.state;
   struct stat st {};
   if (::fstat(fd, &st) == -1) throw_errno("stat " + path);
@@ -109,8 +116,9 @@ LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mo
       // be read-only, and the lock it holds already covers this one.
       Fd repair;
       if (may_complete) {
-        int rw = retry_eintr(
-            [&] { return ::openat(dir_fd, path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW); });
+        int rw = retry_eintr([&] {
+          return ::openat(home.dir.get(), home.image.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        });
         if (rw == -1 && errno != EACCES && errno != EROFS && errno != EPERM)
           throw_syscall_error("open " + path);
         if (rw != -1) repair = Fd(rw);
@@ -130,7 +138,7 @@ LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mo
         return loaded;
       }
       complete_interrupted_session(repair.get(), found, state, path);
-      save_drive_state(dir_fd, state_path, state, mode, &st);
+      save_drive_state(home.dir.get(), home.name, state, mode, &st);
       repair.close("close " + path);
       say(describe_completed_session(state.recovery));
       return loaded;
@@ -146,8 +154,8 @@ LoadedState load_completed_state(int dir_fd, const std::string& path, int fd, mo
   }
   // A cartridge new to the drive: no state, or the image changed behind
   // the drive's back. It loads at BOT, once it is seen to be an image.
-  const bool known = state.offset <= size && state.image_mtime_ns >= 0 &&
-                     state.image_mtime_ns == mtime_ns(st);
+  const bool known = !loaded.unusable_replaced && state.offset <= size &&
+                     state.image_mtime_ns >= 0 && state.image_mtime_ns == mtime_ns(st);
   if (!known) {
     refuse_foreign_file(fd, size, path);
     state.rewind();
@@ -193,9 +201,10 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   open_flags |= nofollow | ((open_flags & O_CREAT) ? (flags & O_EXCL) : 0);
   Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
   lock_image(fd.get(), path);
+  StateHome home = find_state_home(dir_fd, path, fd.get());
   const bool may_write = want_write && !file_protected;
-  LoadedState loaded = load_completed_state(dir_fd, path, fd.get(), options.create_mode,
-                                            may_write, options.warn);
+  LoadedState loaded = load_completed_state(home, path, fd.get(), options.create_mode, may_write,
+                                            options.warn, options.replace_unusable_state);
   DriveState& state = loaded.state;
   if (!state.online && !nonblock) throw Error(ENOMEDIUM, "open " + path);
   // The load rule (man mt, "Virtual tapes"): an open loads the cartridge
@@ -214,13 +223,13 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
         struct stat st {};
         if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
         state.image_mtime_ns = mtime_ns(st);
-        save_drive_state(dir_fd, simh_state_path(path), state, options.create_mode, &st);
+        save_drive_state(home.dir.get(), home.name, state, options.create_mode, &st);
       }
       throw Error(EROFS, "open " + path);
     }
     writable = false;  // st: an O_NONBLOCK open succeeds; writes get EACCES
   }
-  return make_simh_tape(path, own_directory(dir_fd, path), std::move(fd), state,
+  return make_simh_tape(path, std::move(home), std::move(fd), state,
                         access_mode != O_WRONLY, writable, write_errno, file_protected, saves_state,
                         options.create_mode);
 }
@@ -237,6 +246,7 @@ void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes,
   Fd fd = open_file(path, O_RDWR | O_CREAT, 0666);
   lock_image(fd.get(), path);
   if (file_size(fd.get(), path) != 0) throw Error(EEXIST, "create " + path);
+  StateHome home = find_state_home(AT_FDCWD, path, fd.get());
   DriveState state;
   state.capacity = capacity_bytes;
   state.barcode = label.barcode;
@@ -257,7 +267,7 @@ void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes,
   std::snprintf(serial, sizeof serial, "TK%llX%09ld", static_cast<unsigned long long>(now.tv_sec),
                 now.tv_nsec);
   state.serial = serial;
-  save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666);
+  save_drive_state(home.dir.get(), home.name, state, 0666);
   fd.close("close " + path);
 }
 
@@ -270,11 +280,18 @@ template <class Change>
 void change_drive_state(const std::string& path, Change change) {
   Fd fd = open_file(path, O_RDONLY);
   lock_image(fd.get(), path);
-  DriveState state = load_completed_state(AT_FDCWD, path, fd.get(), 0666, false, {}).state;
+  // The state is the cartridge's: a user who may read the image but not
+  // write it must not replace it (in a shared directory, with a state of
+  // their own that the owner's next write would find write-protected).
+  if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0)
+    throw Error(errno == EROFS ? EROFS : EACCES,
+                "change the drive state of " + path + " (only a user who may write the image may)");
+  StateHome home = find_state_home(AT_FDCWD, path, fd.get());
+  DriveState state = load_completed_state(home, path, fd.get(), 0666, false, {}).state;
   change(state);
   struct stat st {};
   if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
-  save_drive_state(AT_FDCWD, simh_state_path(path), state, 0666, &st);
+  save_drive_state(home.dir.get(), home.name, state, 0666, &st);
   fd.close("close " + path);
 }
 

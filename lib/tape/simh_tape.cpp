@@ -59,14 +59,12 @@ struct Checkpoint {
 
 class SimhTape final : public Tape {
  public:
-  // dir: the directory path is relative to (owned), or invalid for the
-  // working directory.
-  SimhTape(const std::string& path, Fd dir, Fd fd, DriveState state, bool readable, bool writable,
+  // home: where the drive's state is kept (state_home.hpp).
+  SimhTape(const std::string& path, StateHome home, Fd fd, DriveState state, bool readable, bool writable,
            int write_errno, bool file_protected, bool saves_state, mode_t create_mode)
       : Tape(path),
         create_mode_(create_mode),
-        state_path_(simh_state_path(path)),
-        dir_(std::move(dir)),
+        home_(std::move(home)),
         fd_(std::move(fd)),
         image_(fd_.get(), file_size(fd_.get(), path), path),
         state_(state),
@@ -325,8 +323,6 @@ class SimhTape final : public Tape {
     return state_.capacity != 0 && state_.offset >= state_.capacity - state_.capacity / 8;
   }
 
-  int dir_fd() const noexcept { return dir_.valid() ? dir_.get() : AT_FDCWD; }
-
   // The image's owner and mode, for a state file made anew.
   struct stat image_stat() const {
     struct stat st {};
@@ -339,7 +335,7 @@ class SimhTape final : public Tape {
     state_.image_mtime_ns = image_mtime_ns(fd_.get());
     try {
       const struct stat st = image_stat();
-      save_drive_state(dir_fd(), state_path_, state_, create_mode_, &st);
+      save_drive_state(home_.dir.get(), home_.name, state_, create_mode_, &st);
     } catch (const Error& e) {
       // A read-only image in a read-only place can still be read; its
       // position just does not persist. Any other failure (a full disk, an
@@ -355,7 +351,7 @@ class SimhTape final : public Tape {
     state_.image_mtime_ns = image_mtime_ns(fd_.get());
     try {
       const struct stat st = image_stat();
-      save_drive_state(dir_fd(), state_path_, state_, create_mode_, &st);
+      save_drive_state(home_.dir.get(), home_.name, state_, create_mode_, &st);
     } catch (const std::exception&) {
       // Already reporting the failure that got us here.
     }
@@ -533,7 +529,7 @@ class SimhTape final : public Tape {
     try {
       const struct stat st = image_stat();
       begin_write_session(fd_.get(), static_cast<std::uint64_t>(st.st_ino), first, state_, name());
-      save_drive_state(dir_fd(), state_path_, state_, create_mode_, &st);
+      save_drive_state(home_.dir.get(), home_.name, state_, create_mode_, &st);
     } catch (const Error& e) {
       // Nothing may be written that a crash could not account for; and the
       // bytes the state file took are none of the caller's record.
@@ -956,8 +952,7 @@ class SimhTape final : public Tape {
   }
 
   mode_t create_mode_;  // for a new state file, as for the image
-  std::string state_path_;
-  Fd dir_;  // what path and state_path_ are relative to; invalid: the working directory
+  StateHome home_;
   Fd fd_;
   simh::ImageReader image_;
   DriveState state_;
@@ -982,10 +977,10 @@ class SimhTape final : public Tape {
 
 }  // namespace
 
-std::unique_ptr<Tape> make_simh_tape(const std::string& path, Fd dir, Fd fd, DriveState state,
+std::unique_ptr<Tape> make_simh_tape(const std::string& path, StateHome home, Fd fd, DriveState state,
                                      bool readable, bool writable, int write_errno,
                                      bool file_protected, bool saves_state, mode_t create_mode) {
-  return std::make_unique<SimhTape>(path, std::move(dir), std::move(fd), state, readable, writable,
+  return std::make_unique<SimhTape>(path, std::move(home), std::move(fd), state, readable, writable,
                                     write_errno, file_protected, saves_state, create_mode);
 }
 

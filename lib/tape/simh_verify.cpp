@@ -23,7 +23,9 @@ using simh::Object;
 }  // namespace
 
 std::optional<Recovery> last_recovery(const std::string& path) {
-  DriveState state = load_drive_state(AT_FDCWD, simh_state_path(path));
+  Fd fd = open_file(path, O_RDONLY);
+  StateHome home = find_state_home(AT_FDCWD, path, fd.get());
+  DriveState state = load_drive_state(home.dir.get(), home.name);
   if (!state.recovered) return std::nullopt;
   return state.recovery;
 }
@@ -35,7 +37,8 @@ std::optional<SimhDefect> validate_simh_image(const std::string& path, std::stri
   lock_image(fd.get(), path);
   try {
     // Verifying changes nothing: a session left unfinished is reported.
-    LoadedState loaded = load_completed_state(AT_FDCWD, path, fd.get(), 0666, false, {});
+    StateHome home = find_state_home(AT_FDCWD, path, fd.get());
+    LoadedState loaded = load_completed_state(home, path, fd.get(), 0666, false, {});
     if (pending != nullptr) *pending = loaded.pending;
   } catch (const DamagedImage& e) {
     if (e.errnum() != EMEDIUMTYPE) throw;

@@ -94,6 +94,10 @@ struct OpenOptions {
   // nothing writes over a file that is no tape. rmt sets it for clients
   // that are not tapekit's, which ask for the file they wrote.
   Warn foreign_as_file;
+  // A virtual tape whose drive state cannot be read is refused; set (mt's
+  // rewind and eod, which put the drive at an absolute position), the state
+  // is said through warn and the drive starts afresh instead.
+  bool replace_unusable_state = false;
 };
 
 // What MTIOCGET reported, and its portable reading.

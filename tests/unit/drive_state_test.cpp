@@ -15,7 +15,14 @@
 
 namespace {
 
-std::string refusal(const std::string& text) {
+// A whole state file (header, lines, end line) around some lines.
+std::string framed(const std::string& lines) {
+  return "# tapekit virtual tape drive state, format 2 (the image is the cartridge)\n" + lines +
+         "end\n";
+}
+
+// Why the text of a state file is refused ("" if it loads).
+std::string refusal_of_file(const std::string& text) {
   try {
     tk::parse_drive_state(text, "t.tap.state");
   } catch (const tk::Error& e) {
@@ -24,6 +31,14 @@ std::string refusal(const std::string& text) {
   }
   return "";
 }
+
+std::string refusal(const std::string& lines) { return refusal_of_file(framed(lines)); }
+
+// The lines every state file of the format before the end line had.
+const std::string legacy_header = "# tapekit virtual tape drive state (the image is the cartridge)\n";
+const std::string legacy_lines =
+    "offset 0\nfile 0\nblock 0\nlba 0\neof none\nblock-size 0\ndensity 0\ncompression 0\n"
+    "write-protect 0\nonline 1\nlocked 0\ncapacity 0\nimage-mtime 5\nwriting 0\n";
 
 TEST(DriveState, WhatIsSavedLoadsBackTheSame) {
   tk::DriveState s;
@@ -78,7 +93,7 @@ TEST(DriveState, TheCartridgeMemoryLoadsBackTheSame) {
 // A state saved before the cartridge memory existed has none: its counts
 // are unknown, and stay so when saved again.
 TEST(DriveState, AStateFromBeforeTheCartridgeMemoryHasNone) {
-  tk::DriveState old = tk::parse_drive_state("offset 0\nfile 0\ncapacity 0\n", "x");
+  tk::DriveState old = tk::parse_drive_state(legacy_header + legacy_lines, "x");
   EXPECT_FALSE(old.memory);
   EXPECT_TRUE(old.barcode.empty());
   EXPECT_EQ(old.tapealert, 0u);
@@ -91,7 +106,31 @@ TEST(DriveState, LabelsAndDatesACartridgeMemoryCannotHoldAreRefused) {
   EXPECT_NE(refusal("barcode A\x01\n").find("barcode"), std::string::npos);
   EXPECT_NE(refusal("manufactured 20261304\n").find("manufacture date"), std::string::npos);
   EXPECT_NE(refusal("manufactured 2026-12-04\n").find("manufacture date"), std::string::npos);
-  EXPECT_NE(refusal("tapealert -1\n").find("line 1"), std::string::npos);
+  EXPECT_NE(refusal("tapealert -1\n").find("line 2"), std::string::npos);
+}
+
+// A state file that was emptied or cut short is refused, never read as a
+// drive at BOT (whose next write would cut every file on the image).
+TEST(DriveState, AnEmptyOrCutShortStateIsRefusedNotTakenForBOT) {
+  tk::DriveState s;
+  s.offset = 600502;
+  s.file = 3;
+  s.lba = 62;
+  s.image_mtime_ns = 1;
+  const std::string whole = tk::format_drive_state(s);
+  EXPECT_EQ(refusal_of_file(whole), "");
+  EXPECT_NE(refusal_of_file("").find("empty"), std::string::npos);
+  // Cut at every byte: no prefix loads.
+  for (std::size_t cut = 1; cut < whole.size(); ++cut)
+    EXPECT_NE(refusal_of_file(whole.substr(0, cut)), "") << "cut at " << cut;
+  EXPECT_NE(refusal_of_file(whole.substr(0, whole.size() - 4)).find("cut short"), std::string::npos);
+  EXPECT_NE(refusal_of_file(whole + "offset 0\n").find("after the end line"), std::string::npos);
+  EXPECT_NE(refusal_of_file("offset 0\nend\n").find("no drive state header"), std::string::npos);
+  // The format before the end line: whole, it loads; cut before its last
+  // line that every such file had, it is refused.
+  EXPECT_EQ(refusal_of_file(legacy_header + legacy_lines), "");
+  EXPECT_NE(refusal_of_file(legacy_header + "offset 0\nfile 0\n").find("cut short: no block line"),
+            std::string::npos);
 }
 
 // After mt seek the drive's file number is unknown (-1), and a recovery
@@ -165,8 +204,8 @@ TEST(DriveState, ValuesNoDriveCouldHoldAreRefusedWithTheReason) {
       {"capacity 18446744073709551615\n", "capacity beyond"},
       {"image-mtime -5\n", "mtime negative"},
       {"recovered-cut-at 9223372036854775807\n", "recovery record"},
-      {"offset 99999999999999999999\n", "line 1 'offset 99999999999999999999'"},
-      {"eof sideways\n", "line 1 'eof sideways'"},
+      {"offset 99999999999999999999\n", "line 2 'offset 99999999999999999999'"},
+      {"eof sideways\n", "line 2 'eof sideways'"},
   };
   for (const Case& c : cases) {
     std::string why = refusal(c.text);

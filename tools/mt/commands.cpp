@@ -460,6 +460,10 @@ int run_command(const Invocation& inv) {
     // for a writer, an image changed behind its back): mt-st has no such
     // line, and an operator must see it whatever the command does.
     options.warn = [](const std::string& text) { std::fputs(("mt: " + text + "\n").c_str(), stderr); };
+    // rewind and eod put the drive at an absolute position, so they are how
+    // an image whose drive state cannot be read is taken up again.
+    options.replace_unusable_state = c.handler == do_standard &&
+                                     (c.op == tk::MtOp::rewind || c.op == tk::MtOp::eom);
     try {
       s.tape = tk::open_tape(open_name, flags, options);
     } catch (const tk::Error& e) {

@@ -1,0 +1,32 @@
+// Where a virtual tape's drive state is kept. The position belongs to the
+// image, not to the name it was reached by: every name of one image (a
+// symlink, a relative or absolute path, a bind mount, a hard link beside
+// it) finds the one IMAGE.state, in the directory that holds the image.
+#pragma once
+
+#include <string>
+
+#include "../io.hpp"
+
+namespace tk {
+
+struct StateHome {
+  Fd dir;             // the directory that holds the image
+  std::string image;  // the image's name in it
+  std::string name;   // the state file's name in it
+  std::string shown;  // the state file as messages name it
+};
+
+// The state's home for the image open as image_fd, reached as path
+// (relative to dir_fd; there, as rmt's confined opens give it, a name is
+// never a symlink). A symlink is followed to the image it names. An image
+// with other hard links keeps its state beside the name that has one in
+// its directory; one that holds data and has none beside any name there
+// is refused (EMLINK), since a state made anew would load it at BOT and
+// the next write would cut the data the other name's state knows of.
+StateHome find_state_home(int dir_fd, const std::string& path, int image_fd);
+
+// The home a new image gets (vt-create): beside the name after its symlinks.
+StateHome new_state_home(const std::string& path);
+
+}  // namespace tk

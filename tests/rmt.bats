@@ -791,6 +791,34 @@ serve_silent() {
   assert_out $'A0\nA2\nA0\nE17\nFile exists\n'
 }
 
+@test "rmt: under --allow a file or image with another hard link is not written, unless --allow-hard-links" {
+  mkdir -p tapes outside
+  printf 'outside the allowed tree' >outside/precious
+  "$REBLOCK" -s 10k -i data -o outside/image.tap
+  ln outside/precious tapes/planted
+  ln outside/image.tap tapes/planted.tap
+  local before_file before_image
+  before_file=$(sha outside/precious)
+  before_image=$(sha outside/image.tap)
+  # A plain file (truncating) and a virtual tape: both refused, nothing written.
+  serve "O$PWD/tapes/planted"$'\n577 O_WRONLY|O_CREAT|O_TRUNC\nW2\nokC\n'"O$PWD/tapes/planted.tap"$'\n66 O_RDWR|O_CREAT\nW2\nokC\n' \
+    --allow "$PWD/tapes"
+  assert_equal "$status" 0
+  run cat out
+  assert_line --index 0 'E31'
+  assert_line --index 1 'Too many links'
+  assert_equal "$(sha outside/precious)" "$before_file"
+  assert_equal "$(sha outside/image.tap)" "$before_image"
+  grep -c '^E31$' out | grep -qx 2
+  # Reading is not writing.
+  serve "O$PWD/tapes/planted"$'\n0\nR100\n' --allow "$PWD/tapes"
+  assert_out $'A0\nA24\noutside the allowed tree'
+  # The option that says the links are meant.
+  serve "O$PWD/tapes/planted"$'\n577 O_WRONLY|O_CREAT|O_TRUNC\nW2\nokC\n' --allow "$PWD/tapes" --allow-hard-links
+  assert_out $'A0\nA2\nA0\n'
+  assert_equal "$(cat outside/precious)" ok
+}
+
 @test "rmt: a virtual tape's state file is never followed through a symlink" {
   mkdir -p tapes
   # A valid drive state elsewhere, planted behind a link.

@@ -75,11 +75,26 @@ void FileTape::close() {
   fd_.close("close " + name());
 }
 
-std::unique_ptr<Tape> open_file_tape(const std::string& path, int flags, mode_t mode,
-                                     int dir_fd) {
-  Fd fd = open_file_at(dir_fd, path, flags, mode);
+void refuse_linked_write(const struct stat& st, const std::string& path) {
+  if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+    throw Error(EMLINK, "open " + path + " (a file with " + std::to_string(st.st_nlink) +
+                            " hard links is not written: one may lead out of the allowed tree)");
+}
+
+std::unique_ptr<Tape> open_file_tape(const std::string& path, int flags,
+                                     const OpenOptions& options) {
+  // The link count is known only once the file is open: it is truncated
+  // after the check, never before.
+  const bool check_links = options.single_link_writes && (flags & O_ACCMODE) != O_RDONLY;
+  Fd fd = open_file_at(options.dir_fd, path, check_links ? flags & ~O_TRUNC : flags,
+                       options.create_mode);
   struct stat st {};
   if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
+  if (check_links) {
+    refuse_linked_write(st, path);
+    if ((flags & O_TRUNC) != 0 && S_ISREG(st.st_mode) && ::ftruncate(fd.get(), 0) == -1)
+      throw_errno("truncate " + path);
+  }
   return std::make_unique<FileTape>(std::move(fd), path, true, S_ISCHR(st.st_mode));
 }
 

@@ -33,8 +33,11 @@ class FileTape final : public Tape {
   bool records_;
 };
 
-// path is relative to dir_fd (openat(2)).
-std::unique_ptr<Tape> open_file_tape(const std::string& path, int flags, mode_t mode,
-                                     int dir_fd = AT_FDCWD);
+// path is relative to options.dir_fd (openat(2)), created with
+// options.create_mode; options.single_link_writes is honoured.
+std::unique_ptr<Tape> open_file_tape(const std::string& path, int flags, const OpenOptions& options);
+
+// EMLINK naming path when st is a regular file with another hard link.
+void refuse_linked_write(const struct stat& st, const std::string& path);
 
 }  // namespace tk

@@ -60,7 +60,7 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
       options.foreign_as_file(name + ": not a SIMH tape image (begins \"" + e.begins() +
                               "\"); opened read-only as a plain file");
     }
-    return open_file_tape(name, flags, options.create_mode, options.dir_fd);
+    return open_file_tape(name, flags, options);
   }
   if (found && S_ISCHR(st.st_mode)) return open_st_tape(name, flags, options.dir_fd);
   // buffer -o /dev/nst9 with no such drive would make a regular file in /dev
@@ -69,7 +69,7 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
   if (!found && (flags & O_CREAT) != 0 && options.dir_fd == AT_FDCWD && name.starts_with("/dev/") &&
       name.find('/', 5) == std::string::npos)
     throw Error(ENODEV, "open " + name + " (no such device; a regular file is not made in /dev)");
-  return open_file_tape(name, flags, options.create_mode, options.dir_fd);
+  return open_file_tape(name, flags, options);
 }
 
 }  // namespace tk

@@ -18,6 +18,7 @@
 #include "../error.hpp"
 #include "../io.hpp"
 #include "drive_state.hpp"
+#include "file_tape.hpp"
 #include "image_lock.hpp"
 #include "session_recovery.hpp"
 #include "state_home.hpp"
@@ -200,6 +201,11 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   // --write-once O_EXCL).
   open_flags |= nofollow | ((open_flags & O_CREAT) ? (flags & O_EXCL) : 0);
   Fd fd = open_file_at(dir_fd, path, open_flags, options.create_mode);
+  if (options.single_link_writes && want_write) {
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
+    refuse_linked_write(st, path);
+  }
   lock_image(fd.get(), path);
   StateHome home = find_state_home(dir_fd, path, fd.get());
   const bool may_write = want_write && !file_protected;

@@ -98,6 +98,11 @@ struct OpenOptions {
   // rewind and eod, which put the drive at an absolute position), the state
   // is said through warn and the drive starts afresh instead.
   bool replace_unusable_state = false;
+  // An open for writing of a regular file with more than one hard link is
+  // refused (EMLINK) before anything is written or truncated: rmt's --allow
+  // sets it, so that a link planted inside an allowed tree cannot carry
+  // writes to a file outside it.
+  bool single_link_writes = false;
 };
 
 // What MTIOCGET reported, and its portable reading.

@@ -18,7 +18,8 @@
 namespace tk::rmt_server {
 
 const char* const kUsageText =
-    "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--create-mode mode]\n"
+    "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--allow-hard-links]\n"
+    "           [--create-mode mode]\n"
     "           [--max-record size] [--idle-timeout seconds] [--payload-timeout seconds]\n"
     "           [--allow-ioctl op] [--lseek-order auto|bsd|gnu] [--log syslog|none|file]\n"
     "           [--debug-log file] [--busy-poll microseconds] [--no-sandbox] [-c command]\n";
@@ -28,6 +29,7 @@ const char* const kOptionsText =
     "  --allow path        serve only path (a directory, file, device or glob); repeatable\n"
     "  -r, --read-only     refuse every open for writing\n"
     "  -w, --write-once    create new files only; an existing one opens read-only\n"
+    "  --allow-hard-links  under --allow, write files that have other hard links\n"
     "  --create-mode mode  octal mode of files created (default 0600)\n"
     "  --max-record size   largest record served (default 16m)\n"
     "  --idle-timeout seconds     end a session silent this long (default 0: never)\n"
@@ -47,6 +49,7 @@ namespace {
 
 enum LongOnly : int {
   opt_allow = 256,
+  opt_allow_hard_links,
   opt_create_mode,
   opt_max_record,
   opt_idle_timeout,
@@ -75,6 +78,7 @@ ServerOptions parse_options(int argc, char** argv) {
       {"allow", required_argument, nullptr, opt_allow},
       {"read-only", no_argument, nullptr, 'r'},
       {"write-once", no_argument, nullptr, 'w'},
+      {"allow-hard-links", no_argument, nullptr, opt_allow_hard_links},
       {"create-mode", required_argument, nullptr, opt_create_mode},
       {"max-record", required_argument, nullptr, opt_max_record},
       {"idle-timeout", required_argument, nullptr, opt_idle_timeout},
@@ -119,6 +123,7 @@ ServerOptions parse_options(int argc, char** argv) {
         break;
       case 'r': o.read_only = true; break;
       case 'w': o.write_once = true; break;
+      case opt_allow_hard_links: o.allow_hard_links = true; break;
       case 'c': o.login_command = optarg; break;
       case opt_create_mode: {
         std::string m = optarg;

@@ -25,6 +25,9 @@ struct ServerOptions {
   std::vector<std::string> allow;  // empty: bare drop-in mode
   bool read_only = false;
   bool write_once = false;
+  // Under --allow a regular file with more than one hard link is not
+  // opened for writing unless this is set (--allow-hard-links).
+  bool allow_hard_links = false;
   mode_t create_mode = 0600;
   std::size_t max_record = std::size_t{16} << 20;  // the largest SIMH or LTO record
   int idle_timeout = 0;        // seconds; 0 = none

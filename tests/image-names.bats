@@ -167,3 +167,13 @@ as_user() {
   as_user 1001 "$MT" -f "$shared/t.tap" vt-protect 1
   run -0 grep -x 'write-protect 1' "$shared/t.tap.state"
 }
+
+@test "images: a new image written through a dangling symlink is made where the link points, its state beside it" {
+  mkdir tapes
+  ln -s tapes/new.tap cur.tap
+  "$REBLOCK" -s 10k -i one -o cur.tap
+  assert_file_exists tapes/new.tap
+  assert_file_exists tapes/new.tap.state
+  assert_file_not_exists cur.tap.state
+  files_are tapes/new.tap one
+}

@@ -1,10 +1,13 @@
 #!/usr/bin/env bats
-# Property test of the virtual tape and its drive state (issue 23 §2): random
-# sequences of write sessions closed or killed at any byte, positioning,
-# images copied over or put in place, truncation by hand, a foreign file
-# and readers; after every step no byte of a cleanly closed file is lost,
-# the image opens, readers change nothing, a foreign file is never written,
-# and verify is clean or names the damage. A failure prints the sequence's
+# Property test of the virtual tape and its drive state: random sequences
+# of write sessions closed or killed at any byte, positioning, images
+# copied over or put in place, truncation by hand, a foreign file, readers,
+# and the state file removed, emptied or cut short, each step through one
+# of the image's names (symlink, relative spellings, a hard link); after
+# every step no byte of a cleanly closed file is lost, every name sees one
+# position, the image opens or is refused naming the file, readers change
+# nothing, a foreign file is never written, and verify is clean or names
+# the damage. A failure prints the sequence's
 # seed and the command that replays it (tests/helpers/tape-property.cpp).
 # TK_PROPERTY_SEED picks another first seed (default 1, so that a run fails
 # only for a change to the code; other seeds explore further).
@@ -31,14 +34,14 @@ teardown() {
   if [ -n "${scratch:-}" ]; then rm -rf "$scratch"; fi
 }
 
-@test "property: no sequence of writes, kills, copies, truncations and reads loses a closed file (first half)" {
+@test "property: no sequence of writes, kills, copies, truncations, state damage and reads, through any name, loses a closed file (first half)" {
   run tape-property --seed "$seed" --sequences "$per_test" --steps 8 --dir "$PWD"
   echo "$output" >&3
   assert_success
   assert_output --regexp "^$per_test sequences of 8 steps held"
 }
 
-@test "property: no sequence of writes, kills, copies, truncations and reads loses a closed file (second half)" {
+@test "property: no sequence of writes, kills, copies, truncations, state damage and reads, through any name, loses a closed file (second half)" {
   run tape-property --seed "$((seed + per_test))" --sequences "$per_test" --steps 8 --dir "$PWD"
   echo "$output" >&3
   assert_success

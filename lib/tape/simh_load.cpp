@@ -189,7 +189,11 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
   const int nofollow = flags & O_NOFOLLOW;
   // The drive must be able to save its state before anything is created.
   check_state_names(path);
-  const bool exists = ::faccessat(dir_fd, path.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  // What the open will reach: a dangling symlink is no image yet, and the
+  // open creates the image it names (with O_NOFOLLOW the link itself is
+  // there, and the open refuses it).
+  const bool exists =
+      ::faccessat(dir_fd, path.c_str(), F_OK, nofollow != 0 ? AT_SYMLINK_NOFOLLOW : 0) == 0;
   // An image the user may not write to is a cartridge with its tab set.
   const bool file_protected = exists && ::faccessat(dir_fd, path.c_str(), W_OK, 0) != 0;
   if (want_write && file_protected && !nonblock) throw Error(EROFS, "open " + path);

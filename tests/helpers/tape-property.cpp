@@ -1,10 +1,14 @@
 // tape-property: random sequences of what happens to a virtual tape and its
 // drive state (write sessions closed or killed at any byte, positioning,
 // another image copied over or put in its place, a truncation by hand, a
-// foreign file, readers), each followed by the checks an administrator
-// relies on: no byte of a cleanly closed file is lost, the image always
-// opens, nothing a reader does changes it, a foreign file is never written,
-// and verify is clean or names the damage (issue 23 §2).
+// foreign file, readers, the state file removed, emptied or cut short, a
+// hard link made or removed), each step reaching the image by one of its
+// names (its path, a symlink, relative spellings, the hard link), each
+// followed by the checks an administrator relies on: no byte of a cleanly
+// closed file is lost, every name finds the drive where the last step left
+// it, the image opens or is refused naming the file (only when its state
+// cannot be used), nothing a reader does changes it, a foreign file is
+// never written, and verify is clean or names the damage.
 //
 //   tape-property [--seed S] [--sequences N] [--steps M] [--dir D] [--verbose]
 //
@@ -20,6 +24,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <fstream>
 #include <random>
 #include <string>
@@ -137,18 +142,29 @@ void send(int fd, std::int64_t value) {
   (void)!::write(fd, &value, sizeof value);
 }
 
+// An open refused because the drive state cannot be used (unreadable, or
+// kept beside no name of a hard-linked image): allowed, when it names the
+// file, and when the model says the state is so.
+bool refused_for_state(const tk::Error& e, const std::string& name) {
+  return (e.errnum() == EINVAL || e.errnum() == EMLINK) &&
+         std::string(e.what()).find("open " + name + " (") != std::string::npos;
+}
+
 // The writer: runs in a child, which ends with _exit(0) after a clean close,
-// 3 when its open failed, 4 when a write or close failed, or by a signal.
+// 3 when its open failed, 5 when it was refused for its state
+// (refused_for_state), 4 when a write or close failed, or by a signal. It
+// reports the position it found at the open, then where each burst began.
 [[noreturn]] void run_writer(const std::string& path, const Plan& plan, int report_fd) {
   struct rlimit no_core {0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
   std::unique_ptr<tk::Tape> tape;
   try {
     tape = tk::open_tape(path, O_RDWR | O_CREAT, {});
-  } catch (const tk::Error&) {
-    _exit(3);
+  } catch (const tk::Error& e) {
+    _exit(refused_for_state(e, path) ? 5 : 3);
   }
   try {
+    send(report_fd, tape->tell());
     for (std::size_t i = 0; i < plan.moves.size(); ++i) apply_move(*tape, plan.moves[i], plan.move_args[i]);
     if (plan.size_limit != 0) {
       struct rlimit lim {plan.size_limit, plan.size_limit};
@@ -175,20 +191,28 @@ void send(int fd, std::int64_t value) {
 class Sequence {
  public:
   Sequence(std::uint64_t seed, const std::string& dir, bool verbose)
-      : gen_(seed), dir_(dir), path_(dir + "/t.tap"), verbose_(verbose) {}
+      : gen_(seed), dir_(dir), path_(dir + "/t.tap"), state_(path_ + ".state"), verbose_(verbose) {
+    // Every name the image is reached by: a symlink, relative spellings
+    // from another directory, and (while it exists) a hard link beside it.
+    fs::create_directory(dir_ + "/sub");
+    fs::create_symlink("t.tap", dir_ + "/link.tap");
+    fs::create_symlink("../link.tap", dir_ + "/sub/up.tap");
+  }
 
   void run(int steps) {
     make_other_image();
     for (int step = 0; step < steps; ++step) {
       step_ = step;
-      int kind = step == 0 ? 0 : pick(0, 99);
-      if (kind < 45) write_session(step == 0);
-      else if (kind < 60) reader();
-      else if (kind < 68) copy_over(false);
-      else if (kind < 74) copy_over(true);
-      else if (kind < 80) truncate_by_hand();
-      else if (kind < 84) foreign_file();
-      else if (kind < 92) mt_like_move();
+      int kind = step == 0 ? 0 : pick(0, 109);
+      if (kind < 40) write_session(step == 0);
+      else if (kind < 52) reader();
+      else if (kind < 58) copy_over(false);
+      else if (kind < 63) copy_over(true);
+      else if (kind < 68) truncate_by_hand();
+      else if (kind < 72) foreign_file();
+      else if (kind < 84) mt_like_move();
+      else if (kind < 94) damage_state();
+      else if (kind < 100) toggle_hard_link();
       else write_session(false);
       if (verbose_) describe_drive();
       check_always();
@@ -203,6 +227,45 @@ class Sequence {
   }
 
   std::string at() const { return "step " + std::to_string(step_) + ": "; }
+
+  // The name this step reaches the image by.
+  std::string some_name() {
+    std::vector<std::string> names{path_, dir_ + "/./t.tap", dir_ + "/link.tap",
+                                   dir_ + "/sub/../t.tap", dir_ + "/sub/up.tap"};
+    if (alias_) names.push_back(dir_ + "/alias.tap");
+    const std::string& name = names[static_cast<std::size_t>(pick(0, static_cast<int>(names.size()) - 1))];
+    note("through " + name.substr(dir_.size() + 1));
+    return name;
+  }
+
+  // Whether the model says an open must be refused for the drive state:
+  // one that is there and cannot be read, or none beside any name of an
+  // image with another hard link that holds data.
+  bool state_refusal_expected() {
+    if (fs::exists(state_)) {
+      // Whole: as the drive writes it, from its header to its end line (the
+      // steps here only remove, empty or cut the file).
+      const std::string text = file_bytes(state_);
+      return !(text.starts_with("# tapekit virtual tape drive state, format 2") && text.ends_with("\nend\n"));
+    }
+    return alias_ && image_size() > 0;
+  }
+
+  // An open that failed: allowed only as the refusal the model expects.
+  void refused(const tk::Error& e, const std::string& name, const std::string& who) {
+    if (!state_refusal_expected() || !refused_for_state(e, name))
+      fail(at() + who + " failed: " + e.what());
+    note(std::string("refused: ") + e.what());
+  }
+
+  // Where every name must find the drive: what the last step left. A
+  // session left unfinished is the exception: a writer's open completes it
+  // and finds the drive after it, where a reader saw it at its start.
+  void check_position(std::int64_t found, const std::string& who) {
+    if (known_lba_ && !pending_session_ && found != *known_lba_)
+      fail(at() + who + " found the drive at " + std::to_string(found) + ", where the last step left it at " +
+           std::to_string(*known_lba_));
+  }
 
   // Another cartridge, written cleanly, to copy over the tape.
   void make_other_image() {
@@ -270,12 +333,14 @@ class Sequence {
 
     int pipe_fds[2];
     if (::pipe(pipe_fds) == -1) fail("pipe");
+    const std::string name = some_name();
+    const std::string before = file_bytes(path_);
     std::fflush(nullptr);
     pid_t pid = ::fork();
     if (pid == -1) fail("fork");
     if (pid == 0) {
       ::close(pipe_fds[0]);
-      run_writer(path_, plan, pipe_fds[1]);
+      run_writer(name, plan, pipe_fds[1]);
     }
     ::close(pipe_fds[1]);
     std::vector<std::int64_t> bursts;
@@ -293,6 +358,15 @@ class Sequence {
          ", bursts at " + (bursts.empty() ? "-" : std::to_string(bursts.front())));
     if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
       fail(at() + "a writer could not open the image");
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 5) {
+      if (!state_refusal_expected()) fail(at() + "a writer was refused for a drive state that is sound");
+      if (file_bytes(path_) != before) fail(at() + "a writer refused at its open changed the image");
+      return;
+    }
+    if (!bursts.empty()) {
+      check_position(bursts.front(), "a writer");
+      bursts.erase(bursts.begin());
+    }
     std::vector<Obj> now = objects_of(path_);
     if (bursts.empty()) {
       check_protected(now, protected_.size(), "a writer that never wrote");
@@ -322,8 +396,10 @@ class Sequence {
   void reader() {
     std::string before = file_bytes(path_);
     note("reader");
+    const std::string name = some_name();
     try {
-      auto tape = tk::open_tape(path_, O_RDONLY, {});
+      auto tape = tk::open_tape(name, O_RDONLY, {});
+      check_position(tape->tell(), "a reader");
       int reads = pick(0, 4);
       std::vector<std::byte> buf(1 << 20);
       for (int r = 0; r < reads; ++r) {
@@ -340,9 +416,13 @@ class Sequence {
       }
       tape->close();
     } catch (const tk::Error& e) {
-      fail(at() + "a reader's open failed: " + e.what());
+      refused(e, name, "a reader's open");
     }
-    (void)tk::validate_simh_image(path_);
+    try {
+      (void)tk::validate_simh_image(path_);
+    } catch (const tk::Error& e) {
+      refused(e, path_, "verify");
+    }
     if (file_bytes(path_) != before) fail(at() + "a reader or verify changed the image");
   }
 
@@ -351,6 +431,9 @@ class Sequence {
     if (replace) {
       fs::remove(path_);
       fs::copy_file(other_, path_);
+      // The hard link still names the image that was there: another cartridge.
+      if (alias_) fs::remove(dir_ + "/alias.tap");
+      alias_ = false;
     } else {
       std::string bytes = file_bytes(other_);
       std::ofstream out(path_, std::ios::binary | std::ios::trunc);
@@ -393,7 +476,8 @@ class Sequence {
       tape->close();
       fail(at() + "a gzip archive was opened for writing as a tape");
     } catch (const tk::Error& e) {
-      if (e.errnum() != EMEDIUMTYPE) fail(at() + "a gzip archive was refused with " + e.what());
+      if (e.errnum() != EMEDIUMTYPE && !(state_refusal_expected() && refused_for_state(e, path_)))
+        fail(at() + "a gzip archive was refused with " + e.what());
     }
     if (file_bytes(path_) != gz) fail(at() + "a gzip archive was changed");
     fs::copy_file(saved, path_, fs::copy_options::overwrite_existing);
@@ -406,19 +490,59 @@ class Sequence {
   void mt_like_move() {
     std::string before = file_bytes(path_);
     note("a positioning command");
+    const int move = pick(0, 4);
+    // As mt's rewind and eod do, those two start a drive afresh whose
+    // state cannot be read.
+    tk::OpenOptions how;
+    how.replace_unusable_state = move == 0 || move == 3;
+    const bool damaged = fs::exists(state_) && state_refusal_expected();
+    const std::string name = some_name();
     try {
-      auto tape = tk::open_tape(path_, O_RDONLY, {});
-      apply_move(*tape, pick(0, 4), pick(0, static_cast<int>(protected_.size()) + 3));
+      auto tape = tk::open_tape(name, O_RDONLY, how);
+      if (!(how.replace_unusable_state && damaged)) check_position(tape->tell(), "a positioning command");
+      apply_move(*tape, move, pick(0, static_cast<int>(protected_.size()) + 3));
       tape->close();
     } catch (const tk::Error& e) {
-      fail(at() + "a positioning open failed: " + e.what());
+      if (how.replace_unusable_state && damaged) fail(at() + "rewind or eod did not take up an unreadable state: " + e.what());
+      refused(e, name, "a positioning open");
     }
     if (file_bytes(path_) != before) fail(at() + "a positioning command changed the image");
   }
 
+  // The state file removed, emptied or cut short by hand (or a power loss
+  // on a file system that lost its data).
+  void damage_state() {
+    if (!fs::exists(state_)) return;
+    const int how = pick(0, 2);
+    if (how == 0) {
+      note("state removed");
+      fs::remove(state_);
+    } else {
+      const auto size = static_cast<int>(fs::file_size(state_));
+      if (size == 0) return;
+      const int keep = how == 1 ? 0 : pick(0, size - 1);
+      note("state cut to " + std::to_string(keep) + " bytes");
+      fs::resize_file(state_, static_cast<std::uintmax_t>(keep));
+    }
+  }
+
+  // A hard link beside the image made, or removed.
+  void toggle_hard_link() {
+    const std::string alias = dir_ + "/alias.tap";
+    if (alias_) {
+      note("hard link removed");
+      fs::remove(alias);
+    } else {
+      if (!fs::exists(path_)) return;
+      note("hard link made");
+      fs::create_hard_link(path_, alias);
+    }
+    alias_ = !alias_;
+  }
+
   // The image's size and what its state says of a write session, for a replay.
   void describe_drive() {
-    std::string state = file_bytes(path_ + ".state");
+    std::string state = file_bytes(state_);
     std::string said;
     for (const char* key : {"\nwriting ", "\nsession-start ", "\nsession-first-word ", "\noffset "}) {
       auto at_key = state.find(key);
@@ -433,24 +557,34 @@ class Sequence {
     if (!fs::exists(path_)) return;
     std::vector<Obj> now = objects_of(path_);
     check_protected(now, protected_.size(), "after the step");
+    known_lba_.reset();
+    pending_session_ = file_bytes(state_).find("\nwriting 1\n") != std::string::npos;
+    const bool refusal_expected = state_refusal_expected();
     try {
       auto tape = tk::open_tape(path_, O_RDONLY, {});
+      if (refusal_expected) fail(at() + "an image whose drive state cannot be used was opened");
       (void)tape->status();
+      const std::int64_t at_open = tape->tell();
       tape->close();
+      known_lba_ = at_open;
     } catch (const tk::Error& e) {
-      fail(at() + "the image does not open: " + e.what());
+      refused(e, path_, "the image's open");
     }
     try {
       auto defect = tk::validate_simh_image(path_);
       if (defect && defect->what.empty()) fail(at() + "verify found damage and named none");
     } catch (const tk::Error& e) {
-      fail(at() + "verify failed: " + e.what());
+      refused(e, path_, "verify");
     }
   }
 
   std::mt19937_64 gen_;
   std::string dir_;
   std::string path_;
+  std::string state_;
+  bool alias_ = false;  // dir_/alias.tap is a hard link of the image
+  std::optional<std::int64_t> known_lba_;  // where the last step left the drive
+  bool pending_session_ = false;           // ... with a write session unfinished
   std::string other_;
   std::vector<Obj> other_objects_;
   std::vector<Obj> protected_;  // objects no step may lose, from BOT

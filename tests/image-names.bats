@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # A virtual tape is one thing whatever its name: every name that reaches an
-# image (a symlink, a relative path, a hard link beside it) sees one
-# position and one lock; a drive state that cannot be read is refused,
+# image (a symlink, a relative path, a hard link beside it or elsewhere)
+# sees one position and one lock; a drive state that cannot be read is refused,
 # naming the file and how to go on, never taken for a drive at BOT whose
 # next write would cut every file; and only a user who may write an image
 # changes its drive state.
@@ -81,9 +81,24 @@ files_are() {
   holder=
 }
 
-@test "images: a hard link whose state is beside no name in its directory is refused naming it, and the image is unchanged" {
+@test "images: a hard link in another directory finds the image's one state through the name recorded on the image" {
   two_files
   ln tapes/t1.tap elsewhere.tap
+  "$REBLOCK" -s 10k -i three -o elsewhere.tap
+  assert_file_not_exists elsewhere.tap.state
+  files_are tapes/t1.tap one two three
+  # Both names see the drive where files_are left it.
+  assert_equal "$("$MT" -f elsewhere.tap status)" "$("$MT" -f tapes/t1.tap status)"
+  "$MT" -f elsewhere.tap rewind
+  run -0 "$MT" -f tapes/t1.tap status
+  assert_line --index 1 "File number=0, block number=0, partition=0."
+}
+
+@test "images: a hard link whose state no name can find is refused naming it, and the image is unchanged" {
+  two_files
+  ln tapes/t1.tap elsewhere.tap
+  # As on a file system without user attributes, or an image copied in.
+  python3 -c 'import os, sys; os.removexattr(sys.argv[1], "user.tapekit.state-beside")' tapes/t1.tap
   local before
   before=$(sha tapes/t1.tap)
   run --separate-stderr "$REBLOCK" -s 10k -i three -o elsewhere.tap

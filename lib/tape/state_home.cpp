@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <memory>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "../error.hpp"
@@ -15,6 +16,9 @@ namespace tk {
 namespace {
 
 constexpr std::string_view kStateSuffix = ".state";
+// On the image itself: the absolute name beside which its state is kept,
+// so that a hard link in another directory finds it.
+constexpr const char* kStateNameAttribute = "user.tapekit.state-beside";
 
 std::string directory_of(const std::string& name) {
   std::size_t slash = name.rfind('/');
@@ -79,6 +83,20 @@ std::string sibling_with_state(int dir, const struct stat& image) {
   return {};
 }
 
+// The name the image's attribute gives, when that name is still the image
+// and has its state beside it.
+std::string named_by_attribute(int image_fd, const struct stat& image) {
+  char value[PATH_MAX];
+  ssize_t n = ::fgetxattr(image_fd, kStateNameAttribute, value, sizeof value - 1);
+  if (n <= 0) return {};
+  std::string name(value, static_cast<std::size_t>(n));
+  struct stat st {};
+  if (name.front() != '/' || ::lstat(name.c_str(), &st) != 0 || st.st_dev != image.st_dev ||
+      st.st_ino != image.st_ino || ::lstat((name + std::string(kStateSuffix)).c_str(), &st) != 0)
+    return {};
+  return name;
+}
+
 StateHome home_beside(Fd dir, const std::string& name) {
   StateHome home;
   home.dir = std::move(dir);
@@ -100,12 +118,21 @@ StateHome find_state_home(int dir_fd, const std::string& path, int image_fd) {
       here.st_dev != image.st_dev || here.st_ino != image.st_ino)
     throw Error(EAGAIN, "open " + path + " (the image was moved or replaced while it was opened)");
   StateHome home = home_beside(std::move(dir), name);
-  if (image.st_nlink <= 1 || exists_at(home.dir.get(), home.name)) return home;
+  if (image.st_nlink <= 1 || exists_at(home.dir.get(), home.name)) {
+    remember_state_home(image_fd, home);
+    return home;
+  }
   std::string sibling = sibling_with_state(home.dir.get(), image);
   if (!sibling.empty()) {
     const std::string directory = directory_of(name);
     const std::string shown = name.find('/') == std::string::npos ? sibling : directory + "/" + sibling;
     return home_beside(std::move(home.dir), shown);
+  }
+  // Confined opens (rmt's) never leave their directory for another.
+  if (dir_fd == AT_FDCWD) {
+    std::string elsewhere = named_by_attribute(image_fd, image);
+    if (!elsewhere.empty())
+      return home_beside(open_directory(AT_FDCWD, directory_of(elsewhere), path), elsewhere);
   }
   if (image.st_size > 0)
     throw DamagedImage("open " + path,
@@ -115,6 +142,22 @@ StateHome find_state_home(int dir_fd, const std::string& path, int image_fd) {
                            "is beside it, or give the image one name",
                        EMLINK);
   return home;
+}
+
+void remember_state_home(int image_fd, const StateHome& home) {
+  char directory[PATH_MAX];
+  const std::string link = "/proc/self/fd/" + std::to_string(home.dir.get());
+  ssize_t n = ::readlink(link.c_str(), directory, sizeof directory - 1);
+  if (n <= 0 || directory[0] != '/') return;
+  std::string name(directory, static_cast<std::size_t>(n));
+  name += (name == "/" ? "" : "/") + home.image;
+  char current[PATH_MAX];
+  ssize_t have = ::fgetxattr(image_fd, kStateNameAttribute, current, sizeof current);
+  if (have == static_cast<ssize_t>(name.size()) && name.compare(0, name.size(), current, name.size()) == 0)
+    return;
+  // A file system without user attributes, or an image we may not change:
+  // a hard link elsewhere is then refused, as it was.
+  (void)::fsetxattr(image_fd, kStateNameAttribute, name.data(), name.size(), 0);
 }
 
 StateHome new_state_home(const std::string& path) {

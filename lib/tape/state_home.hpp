@@ -21,10 +21,19 @@ struct StateHome {
 // (relative to dir_fd; there, as rmt's confined opens give it, a name is
 // never a symlink). A symlink is followed to the image it names. An image
 // with other hard links keeps its state beside the name that has one in
-// its directory; one that holds data and has none beside any name there
-// is refused (EMLINK), since a state made anew would load it at BOT and
-// the next write would cut the data the other name's state knows of.
+// its directory, or the name remember_state_home recorded on it; one that
+// holds data and has none that can be found is refused (EMLINK), since a
+// state made anew would load it at BOT and the next write would cut the
+// data the other name's state knows of.
 StateHome find_state_home(int dir_fd, const std::string& path, int image_fd);
+
+// Records on the image (a user extended attribute, where the file system
+// has them and the caller owns the image or is root) the absolute name its
+// state is kept beside, so that a hard link in another directory finds the
+// one state too. find_state_home records it whenever it finds the state
+// beside the name, and follows it only to a name that is still the image
+// and has a state beside it, never for a confined open.
+void remember_state_home(int image_fd, const StateHome& home);
 
 // The home a new image gets (vt-create): beside the name after its symlinks.
 StateHome new_state_home(const std::string& path);

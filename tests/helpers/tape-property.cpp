@@ -232,7 +232,7 @@ class Sequence {
   std::string some_name() {
     std::vector<std::string> names{path_, dir_ + "/./t.tap", dir_ + "/link.tap",
                                    dir_ + "/sub/../t.tap", dir_ + "/sub/up.tap"};
-    if (alias_) names.push_back(dir_ + "/alias.tap");
+    if (alias_) names.push_back(alias_name_);
     const std::string& name = names[static_cast<std::size_t>(pick(0, static_cast<int>(names.size()) - 1))];
     note("through " + name.substr(dir_.size() + 1));
     return name;
@@ -432,7 +432,7 @@ class Sequence {
       fs::remove(path_);
       fs::copy_file(other_, path_);
       // The hard link still names the image that was there: another cartridge.
-      if (alias_) fs::remove(dir_ + "/alias.tap");
+      if (alias_) fs::remove(alias_name_);
       alias_ = false;
     } else {
       std::string bytes = file_bytes(other_);
@@ -526,16 +526,17 @@ class Sequence {
     }
   }
 
-  // A hard link beside the image made, or removed.
+  // A hard link of the image made (beside it or in another directory), or
+  // removed.
   void toggle_hard_link() {
-    const std::string alias = dir_ + "/alias.tap";
     if (alias_) {
       note("hard link removed");
-      fs::remove(alias);
+      fs::remove(alias_name_);
     } else {
       if (!fs::exists(path_)) return;
-      note("hard link made");
-      fs::create_hard_link(path_, alias);
+      alias_name_ = pick(0, 1) == 0 ? dir_ + "/alias.tap" : dir_ + "/sub/alias.tap";
+      note("hard link made: " + alias_name_.substr(dir_.size() + 1));
+      fs::create_hard_link(path_, alias_name_);
     }
     alias_ = !alias_;
   }
@@ -582,7 +583,8 @@ class Sequence {
   std::string dir_;
   std::string path_;
   std::string state_;
-  bool alias_ = false;  // dir_/alias.tap is a hard link of the image
+  bool alias_ = false;      // alias_name_ is a hard link of the image
+  std::string alias_name_;
   std::optional<std::int64_t> known_lba_;  // where the last step left the drive
   bool pending_session_ = false;           // ... with a write session unfinished
   std::string other_;

@@ -18,9 +18,9 @@
 namespace tk::rmt_server {
 
 const char* const kUsageText =
-    "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--allow-hard-links]\n"
-    "           [--create-mode mode]\n"
-    "           [--max-record size] [--idle-timeout seconds] [--payload-timeout seconds]\n"
+    "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--create-mode mode]\n"
+    "           [--allow-hard-links] [--max-record size] [--idle-timeout seconds]\n"
+    "           [--payload-timeout seconds]\n"
     "           [--allow-ioctl op] [--lseek-order auto|bsd|gnu] [--log syslog|none|file]\n"
     "           [--debug-log file] [--busy-poll microseconds] [--no-sandbox] [-c command]\n";
 

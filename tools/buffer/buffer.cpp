@@ -76,7 +76,11 @@ int run_options(const Options& options) {
   // -o while still parsing). The reader opens the input, the writer the output.
   refuse_unverifiable(options, options.output, "-o");
   for (const std::string& output : options.tees) refuse_unverifiable(options, output, "--tee");
-  if (!options.short_queue_note.empty()) print_stderr(options.short_queue_note);
+  // A line buffer 1.19 never printed: for the person at a terminal (or a
+  // --json reader, as an event of its own), never for cron mail or a script
+  // that parses -S/-z records.
+  if (!options.short_queue_note.empty() && (options.json || ::isatty(STDERR_FILENO) == 1))
+    print_stderr(options.short_queue_note);
   // 1.19 opened -i and -o as it met them on the command line. With -o
   // first, the reader opens the input only once the writer has the output,
   // since a FIFO's peer may open the two in that order; otherwise the input

@@ -74,6 +74,14 @@ const char* inconsistency(const DriveState& s) {
   return nullptr;
 }
 
+// The name a descriptor was opened by, for a message; "" if unknown.
+std::string descriptor_name(int fd) {
+  char name[PATH_MAX];
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  ssize_t n = ::readlink(link.c_str(), name, sizeof name - 1);
+  return n > 0 ? std::string(name, static_cast<std::size_t>(n)) : std::string();
+}
+
 // fsync of the directory a rename happened in. A directory opened only as
 // a place (O_PATH, where it could not be read) or a file system that cannot
 // sync a directory is left as it is: the rename is as durable as it gets.
@@ -81,10 +89,12 @@ void sync_directory(int dir_fd, const std::string& path) {
   std::string directory = ".";
   if (dir_fd == AT_FDCWD && path.rfind('/') != std::string::npos)
     directory = path.rfind('/') == 0 ? "/" : path.substr(0, path.rfind('/'));
-  int fd = ::openat(dir_fd, directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = retry_eintr(
+      [&] { return ::openat(dir_fd, directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
   if (fd == -1) return;
   Fd owner(fd);
-  if (::fsync(fd) == -1 && errno != EINVAL && errno != EROFS) throw_errno("sync " + directory);
+  if (retry_eintr_always(::fsync, fd) == -1 && errno != EINVAL && errno != EROFS)
+    throw_errno("sync the directory of " + path + " (" + descriptor_name(fd) + ")");
 }
 
 Error state_error(const std::string& path, const std::string& what) {
@@ -324,7 +334,7 @@ void save_drive_state(int dir_fd, const std::string& path, const DriveState& sta
     // On the disk before the rename and the rename before the caller goes
     // on: after a power loss the name holds the old state or the new one,
     // never an empty file (which would be refused).
-    if (::fsync(fd.get()) == -1) throw_errno("sync " + tmp);
+    if (retry_eintr_always(::fsync, fd.get()) == -1) throw_errno("sync " + tmp);
     fd.close("close " + tmp);
     if (::renameat(dir_fd, tmp.c_str(), dir_fd, path.c_str()) == -1) throw_errno("rename " + tmp);
     sync_directory(dir_fd, path);

@@ -178,6 +178,14 @@ bool may_save_state(int fd, bool file_protected) {
   return me == 0 || me == st.st_uid;
 }
 
+// Whether a new state file can be made beside the image. A reader of an
+// image in a place it cannot write (a read-only mount, another's
+// directory) reads it all the same, its position not kept; decided here,
+// so that a save that fails later is a failure, and said.
+bool state_directory_writable(const StateHome& home) {
+  return ::faccessat(home.dir.get(), ".", W_OK | X_OK, AT_EACCESS) == 0;
+}
+
 }  // namespace
 
 std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
@@ -223,7 +231,8 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
 
   bool writable = may_write;
   int write_errno = want_write ? EACCES : EBADF;
-  const bool saves_state = may_save_state(fd.get(), file_protected);
+  const bool saves_state =
+      may_save_state(fd.get(), file_protected) && (may_write || state_directory_writable(home));
   if (want_write && state.write_protect) {
     if (!nonblock) {
       // The drive refused the write as a drive does, with TapeAlert 9; the

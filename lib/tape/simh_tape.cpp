@@ -336,13 +336,11 @@ class SimhTape final : public Tape {
     try {
       const struct stat st = image_stat();
       save_drive_state(home_.dir.get(), home_.name, state_, create_mode_, &st);
-    } catch (const Error& e) {
-      // A read-only image in a read-only place can still be read; its
-      // position just does not persist. Any other failure (a full disk, an
-      // I/O error) would leave the drive where it was before, and the next
-      // read would read the same file again: it is reported.
-      const int why = e.errnum();
-      if (fd_writable_ || (why != EROFS && why != EACCES && why != EPERM)) throw;
+    } catch (const Error&) {
+      // The drive would stay where it was before, and the next read would
+      // read the same file again: reported. (A reader in a place where no
+      // state can be kept never gets here: saves_state_ is false.)
+      throw;
     }
   }
 

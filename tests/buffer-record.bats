@@ -101,16 +101,21 @@ print(len(long))' "$BATS_TEST_TMPDIR/r.jsonl"
   assert_success
 }
 
-@test "buffer --record, --plot: a file in a missing directory is said once, and the run and its data go on" {
-  run --separate-stderr paced_run -s 64k --record "$BATS_TEST_TMPDIR/no/such/dir/r.jsonl" \
-    --plot "$BATS_TEST_TMPDIR/no/such/dir/p.svg"
-  assert_success
-  assert_output "$DATA_SHA"
-  assert_equal "$(grep -c -- '--record' <<<"$stderr")" 1
-  assert_equal "$(grep -c -- '--plot' <<<"$stderr")" 1
-  assert_equal "$(grep -c 'buffer: advice:' <<<"$stderr")" 1
-  [[ $stderr == *"--record $BATS_TEST_TMPDIR/no/such/dir/r.jsonl: cannot open it: No such file or directory; the run goes on"* ]]
-  [[ $stderr == *"--plot: "*"no/such/dir/p.svg"*"No such file or directory; no picture was drawn"* ]]
+@test "buffer --record, --plot: a file that cannot be written is refused before anything is read or written" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr bash -c '"$0" -s 64k -o out --record no/such/dir/r.jsonl; echo $?; wc -c' "$BUFFER" <"$PART"
+  assert_equal "${lines[0]}" 255
+  assert_equal "${lines[1]}" "$(wc -c <"$PART")"  # the input was left unread
+  assert_equal "$stderr" "buffer: --record no/such/dir/r.jsonl: cannot be written: No such file or directory; nothing was run"
+  assert_file_not_exists out
+  mkdir dir.svg
+  run --separate-stderr "$BUFFER" -s 64k -o out --plot dir.svg <"$PART"
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: --plot dir.svg: cannot be written: Is a directory; nothing was run"
+  assert_file_not_exists out
+  run --separate-stderr "$BUFFER" --plot-from "$BATS_FILE_TMPDIR/long.jsonl" --plot no/such/p.svg
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: --plot no/such/p.svg: cannot be written: No such file or directory; nothing was run"
 }
 
 @test "buffer --record: /dev/full is said once, and the run and its data go on" {

@@ -1129,10 +1129,15 @@ O$PWD/plain.tap
 
 # --- what the person is told (issue 24 §2) ------------------------------------
 
-@test "rmt: without a syslog to take the session log, rmt says so once; what the user must hear still comes, once" {
+@test "rmt: without a syslog to take the session log, rmt says so once when --log syslog asked for it; what the user must hear still comes, once" {
   printf 'etc/hosts\n' >plain.tap
   printf '%s' "O$PWD/plain.tap"$'\n0\n'"O$PWD/w.tap"$'\n1\n' >in.bin
+  # As the system's rmt (no options), silent about the log, as rmt-tar is.
   TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/no-log run --separate-stderr "$RMT" --read-only <in.bin
+  assert_equal "$status" 0
+  assert_equal "${stderr_lines[0]}" "rmt: $PWD/plain.tap: not a SIMH tape image (begins \"etc/host\"); opened read-only as a plain file"
+  assert_equal "${#stderr_lines[@]}" 2
+  TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/no-log run --separate-stderr "$RMT" --read-only --log syslog <in.bin
   assert_equal "$status" 0
   assert_equal "${stderr_lines[0]}" "rmt: syslog is unavailable ($PWD/no-log: No such file or directory); the session log is not kept (--log FILE keeps it)"
   # What the user is told anyway comes once; the session's log line (which
@@ -1141,7 +1146,7 @@ O$PWD/plain.tap
   assert_equal "${stderr_lines[2]}" "rmt: open $PWD/w.tap: read-only server: Read-only file system"
   assert_equal "${#stderr_lines[@]}" 3
   # Something at the path that is no socket is no syslog either.
-  TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/plain.tap run --separate-stderr "$RMT" </dev/null
+  TAPEKIT_TEST_SYSLOG_SOCKET=$PWD/plain.tap run --separate-stderr "$RMT" --log syslog </dev/null
   assert_equal "${stderr_lines[0]}" "rmt: syslog is unavailable ($PWD/plain.tap: Connection refused); the session log is not kept (--log FILE keeps it)"
 }
 

@@ -67,6 +67,7 @@ int run_options(const Options& options) {
     return kExitOk;
   }
   refuse_one_file_twice(options);
+  refuse_unwritable_side_files(options);
   if (!options.plot_from.empty()) return draw_record(options);
   if (options.next_volume && options.output.empty() && options.input.empty())
     throw UsageError(

@@ -168,6 +168,36 @@ void refuse_one_file_twice(const Options& o) {
     }
 }
 
+namespace {
+
+// Why a file could not be opened for writing ("" if, as far as access(2)
+// tells before anything is opened, it could).
+std::string why_not_writable(const std::string& name) {
+  struct stat st {};
+  if (::stat(name.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return strerror_text(EISDIR);
+    return ::access(name.c_str(), W_OK) == 0 ? "" : strerror_text(errno);
+  }
+  if (errno != ENOENT || ::lstat(name.c_str(), &st) == 0) return strerror_text(errno);
+  std::size_t slash = name.rfind('/');
+  std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : name.substr(0, slash);
+  return ::access(directory.c_str(), W_OK | X_OK) == 0 ? "" : strerror_text(errno);
+}
+
+}  // namespace
+
+void refuse_unwritable_side_files(const Options& o) {
+  auto refuse = [](const std::string& name, const char* option) {
+    if (name.empty()) return;
+    std::string why = why_not_writable(name);
+    if (!why.empty())
+      throw ExactExit(kExitSetup, std::string("buffer: ") + option + " " + name +
+                                      ": cannot be written: " + why + "; nothing was run\n");
+  };
+  refuse(o.record_file, "--record");
+  refuse(o.plot_file, "--plot");
+}
+
 // --verify reads each output back by opening it again. A FIFO's second
 // open waits for a writer that never comes, and a socket cannot be opened
 // at all: refused before anything is opened or read. A name that does not

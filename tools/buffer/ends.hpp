@@ -30,6 +30,11 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
 // one of them is written: an output over the input, two outputs, a record
 // or picture over any end (compared as files, not as spellings).
 void refuse_one_file_twice(const Options& o);
+
+// Refuses, before anything is opened, a --record or --plot file that could
+// not be written (a missing directory, no permission): the run's picture
+// is found missing at the start, not after the backup.
+void refuse_unwritable_side_files(const Options& o);
 void refuse_unverifiable(const Options& o, const std::string& output, const char* option);
 // -i names a local file that is not there (stat fails).
 bool input_is_missing(const Options& o);

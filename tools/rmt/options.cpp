@@ -164,7 +164,10 @@ ServerOptions parse_options(int argc, char** argv) {
           throw UsageError("invalid --lseek-order '" + v + "' (auto, bsd or gnu)");
         break;
       }
-      case opt_log: o.log = optarg; break;
+      case opt_log:
+        o.log = optarg;
+        o.log_given = true;
+        break;
       case opt_debug_log:
         if (*optarg == '\0') throw UsageError("invalid --debug-log '': a file name");
         o.debug_log = optarg;

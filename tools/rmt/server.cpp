@@ -47,13 +47,17 @@ Session::Session(const ServerOptions& options, int in_fd, int out_fd)
     if (problem.empty()) {
       ::openlog("rmt", LOG_PID | LOG_NDELAY, LOG_DAEMON);
     } else {
-      // Said once, at the start. The log's lines are not repeated on
-      // standard error, which the remote shell takes to the client's
-      // terminal (tar's, every session): what the user must hear (a
-      // refusal's reason, a hint) is told there anyway.
+      // The log's lines are not repeated on standard error, which the
+      // remote shell takes to the client's terminal (tar's, every
+      // session): what the user must hear (a refusal's reason, a hint) is
+      // told there anyway. That the log is lost is said only to whoever
+      // asked for it (--log syslog): as the system's rmt on a host with no
+      // log daemon (a container), every cron run would mail it, where
+      // rmt-tar and rmt-dump are silent.
       syslog_missing_ = true;
-      tell_user("syslog is unavailable (" + problem +
-                "); the session log is not kept (--log FILE keeps it)");
+      if (options.log_given)
+        tell_user("syslog is unavailable (" + problem +
+                  "); the session log is not kept (--log FILE keeps it)");
     }
   } else if (options.log != "none") {
     log_ = open_log("--log", options.log);

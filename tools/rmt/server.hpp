@@ -36,6 +36,7 @@ struct ServerOptions {
   bool all_ioctls = false;
   rmt::SeekOrder seek_order = rmt::SeekOrder::automatic;
   std::string log = "syslog";  // "syslog", "none", or a file
+  bool log_given = false;       // --log was on the command line
   std::string debug_log;       // empty: none
   std::string login_command;   // -c COMMAND (when rmt is a login shell), logged only
   bool sandbox = true;         // Landlock under --allow

@@ -176,6 +176,7 @@ PipedChild spawn_piped(const std::vector<std::string>& argv, int stderr_fd) {
   if (pid == -1) throw_errno("fork");
   if (pid == 0) {
     ::signal(SIGPIPE, SIG_DFL);
+    ::signal(SIGXFSZ, SIG_DFL);
     if (!place(down.read_end.get(), 0) || !place(up.write_end.get(), 1) ||
         (stderr_fd >= 0 && !place(stderr_fd, 2)))
       ::_exit(127);
@@ -191,6 +192,7 @@ int run_shell(const std::string& command, int stdin_fd, int stdout_fd) {
   if (pid == -1) throw_errno("fork");
   if (pid == 0) {
     ::signal(SIGPIPE, SIG_DFL);
+    ::signal(SIGXFSZ, SIG_DFL);
     if (stdin_fd >= 0 && !place(stdin_fd, 0)) ::_exit(127);
     if (stdout_fd >= 0 && !place(stdout_fd, 1)) ::_exit(127);
     exec_or_die(args);

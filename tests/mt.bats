@@ -900,6 +900,19 @@ General status bits on (41010000):
   assert_equal "$(status_line t.tap 6)" " EOD ONLINE IM_REP_EN"
 }
 
+@test "mt: weof on a virtual tape at the file size limit (ulimit -f) fails with EFBIG, not SIGXFSZ, and the tape stays whole" {
+  "$MT" -f w.tap vt-create 0
+  head -c 10240 /dev/zero >record
+  "$BUFFER" -s 10k -i record -o w.tap 2>/dev/null
+  size=$(stat -c %s w.tap)
+  run --separate-stderr bash -c 'ulimit -f 10; exec "$0" -f w.tap weof 2' "$MT"
+  assert_equal "$status" 2
+  assert_equal "$stderr" "w.tap: File too large"
+  assert_equal "$(stat -c %s w.tap)" "$size"
+  run "$MT" -f w.tap verify
+  assert_success
+}
+
 @test "mt: weof writes filemarks on a virtual tape" {
   "$MT" -f w.tap vt-create 0
   "$MT" -f w.tap weof 2

@@ -19,6 +19,7 @@
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
 #include "../common/run_main.hpp"
+#include "../common/stop_signals.hpp"
 #include "../common/version.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
@@ -108,6 +109,7 @@ int run_options(const Options& options) {
 
   g_drain = options.drain_on_signal ? 1 : 0;
   ::signal(SIGPIPE, SIG_IGN);
+  ignore_file_size_signal();  // the writer inherits it
   install_handler(SIGCHLD, on_child_exit);
   install_handler(SIGUSR2, on_stop_input);
   for (int sig : kTerminatingSignals) install_handler(sig, on_reader_signal);

@@ -835,6 +835,16 @@ EOF
   assert_output '{"device":"/dev/zero","block":77}'
 }
 
+@test "mt: --json status, tell and health give a device name that is no UTF-8 as valid JSON, its bytes as \\u00XX" {
+  ln -s /dev/zero $'tape\xff\e'
+  for command in status tell health; do
+    fake run -0 --separate-stderr "$MT" --json -f $'tape\xff\e' "$command"
+    assert_output --partial '{"device":"tape\u00ff\u001b",'
+    run -0 jq -r .device <<<"$output"
+    assert_output $'tape\u00ff\e'
+  done
+}
+
 @test "mt: --json with a command other than status, tell or health exits 1" {
   run --separate-stderr "$MT" --json -f /dev/null rewind
   assert_equal "$status" 1

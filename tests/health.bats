@@ -230,6 +230,15 @@ hostile_drive() {
   assert_output $'ULT\r\nFAKE\u00ff'
 }
 
+@test "health: text health shows a drive's control bytes as \\ooo escapes: nothing starts a line or a terminal sequence" {
+  hostile_drive
+  fake run -0 --separate-stderr "$MT" -f /dev/zero health
+  assert_equal "$stderr" ""
+  assert_line --index 0 'drive: IBM\033[2J ULT\015\012FAKE\377 Q3\033\177'
+  refute_output --partial $'\e'
+  refute_output --partial $'\r'
+}
+
 @test "health: a page the drive lacks is one line naming it; health's other sections still answer" {
   FAKE_ST_MISSING=0x2e fake run -2 --separate-stderr "$MT" -f /dev/zero tapealert
   assert_output ""

@@ -77,8 +77,11 @@ std::string failure_line(const Session& s, const tk::Error& e) {
   return "mt: " + s.inv.device + ": " + e.what() + "\n";
 }
 
+// What the drive says of itself is printed escaped (printable_text): its
+// bytes must not end the line or reach the terminal as a sequence.
 std::string inquiry_text(const scsi::Inquiry& i) {
-  return "drive: " + i.vendor + " " + i.product + " " + i.revision + "\n";
+  return "drive: " + printable_text(i.vendor) + " " + printable_text(i.product) + " " +
+         printable_text(i.revision) + "\n";
 }
 
 std::string inquiry_json(const scsi::Inquiry& i) {
@@ -156,7 +159,7 @@ std::string capacity_text(const std::vector<scsi::PartitionCapacity>& parts) {
 std::string cartridge_text(const scsi::Cartridge& c) {
   std::string out;
   auto text = [&](const char* label, const std::optional<std::string>& v) {
-    if (v) out += std::string(label) + ": " + *v + "\n";
+    if (v) out += std::string(label) + ": " + printable_text(*v) + "\n";
   };
   auto number = [&](const char* label, const auto& v) {
     if (v) out += std::string(label) + ": " + std::to_string(*v) + "\n";

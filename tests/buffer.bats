@@ -277,6 +277,18 @@ start_watchdog() {
   assert_equal "${stderr_lines[1]}" "buffer (writer): continuing on volume 2"
 }
 
+@test "buffer: a --next-volume command meets the file size limit as any program does: SIGXFSZ is ignored in buffer only" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr bash -c 'ulimit -f 100; exec "$0" -s 10k -i "$1" -o "$PWD/vol" \
+    --next-volume "head -c 200000 /dev/zero >big"' "$BUFFER" "$SMALL"
+  assert_equal "$status" 254
+  # The command's head dies of SIGXFSZ (25), itself or as the shell's child
+  # (which then says "File size limit exceeded").
+  run grep -E '^buffer \(writer\): volume change command failed \((killed by signal 25|exit status 153)\); 102400 bytes were written$' <<<"$stderr"
+  assert_success
+}
+
 @test "buffer: a failing volume change command stops with 254 and says why" {
   tapekit_only
   cd "$BATS_TEST_TMPDIR"

@@ -102,6 +102,13 @@ fake_server() {
   assert_equal "$stderr" 'rmt-client: read localhost:x: server gave up: \033]0;owned\007going away\015\177\377: Input/output error'
 }
 
+@test "remote backend: reblock quotes a server's message with its control bytes escaped too" {
+  fake_server "A0"$'\n'"F5"$'\n'$'\e]0;owned\agoing away\r'$'\n'
+  run --separate-stderr "$REBLOCK" -i localhost:x -o out
+  assert_equal "$status" 1
+  assert_equal "$stderr" 'reblock: pipeline localhost:x: server gave up: \033]0;owned\007going away\015: Input/output error'
+}
+
 @test "remote backend: a W reply shorter than the record is ENOSPC" {
   fake_server "A0"$'\n'"A3"$'\n'"A0"$'\n'
   run rmt-client localhost:x w write 5 <data

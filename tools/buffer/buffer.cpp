@@ -81,6 +81,9 @@ int run_options(const Options& options) {
   refuse_unverifiable(options, options.output, "-o");
   for (const std::string& output : options.tees) refuse_unverifiable(options, output, "--tee");
   if (!options.short_queue_note.empty()) print_stderr(options.short_queue_note);
+  // Before anything is written (the queue file, an image's drive state, the
+  // output in the writer, which inherits it).
+  ignore_file_size_signal();
   // 1.19 opened -i and -o as it met them on the command line. With -o
   // first, the reader opens the input only once the writer has the output,
   // since a FIFO's peer may open the two in that order; otherwise the input
@@ -109,7 +112,6 @@ int run_options(const Options& options) {
 
   g_drain = options.drain_on_signal ? 1 : 0;
   ::signal(SIGPIPE, SIG_IGN);
-  ignore_file_size_signal();  // the writer inherits it
   install_handler(SIGCHLD, on_child_exit);
   install_handler(SIGUSR2, on_stop_input);
   for (int sig : kTerminatingSignals) install_handler(sig, on_reader_signal);

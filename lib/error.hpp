@@ -114,6 +114,12 @@ class ExactExit : public std::runtime_error {
   int status_;
 };
 
+// Whether errnum means the medium is full: ENOSPC, or EFBIG from a file that
+// reached the largest size it may have (ulimit -f, the file system's own
+// limit). Either way the bytes before it are on the medium and no more fit,
+// so both end a volume alike.
+constexpr bool medium_full(int errnum) noexcept { return errnum == ENOSPC || errnum == EFBIG; }
+
 // Throws Error(errno, context); call right after the failing syscall.
 [[noreturn]] void throw_errno(std::string context);
 

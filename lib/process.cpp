@@ -150,6 +150,14 @@ struct ExecArgs {
   std::vector<char*> pointers;
 };
 
+// An ignored signal stays ignored across exec: the commands we start get
+// the default actions back for the two the tools ignore, so a pipeline or
+// ulimit -f ends them as it ends any program.
+void restore_default_signals() {
+  ::signal(SIGPIPE, SIG_DFL);
+  ::signal(SIGXFSZ, SIG_DFL);
+}
+
 void write_stderr(const char* text) {
   [[maybe_unused]] auto ignored = ::write(2, text, std::strlen(text));
 }
@@ -175,7 +183,7 @@ PipedChild spawn_piped(const std::vector<std::string>& argv, int stderr_fd) {
   pid_t pid = ::fork();
   if (pid == -1) throw_errno("fork");
   if (pid == 0) {
-    ::signal(SIGPIPE, SIG_DFL);
+    restore_default_signals();
     if (!place(down.read_end.get(), 0) || !place(up.write_end.get(), 1) ||
         (stderr_fd >= 0 && !place(stderr_fd, 2)))
       ::_exit(127);
@@ -190,7 +198,7 @@ int run_shell(const std::string& command, int stdin_fd, int stdout_fd) {
   pid_t pid = ::fork();
   if (pid == -1) throw_errno("fork");
   if (pid == 0) {
-    ::signal(SIGPIPE, SIG_DFL);
+    restore_default_signals();
     if (stdin_fd >= 0 && !place(stdin_fd, 0)) ::_exit(127);
     if (stdout_fd >= 0 && !place(stdout_fd, 1)) ::_exit(127);
     exec_or_die(args);

@@ -87,6 +87,14 @@ queue_mappers() { grep -l "$1/.*(deleted)" /proc/[0-9]*/maps 2>/dev/null || true
   assert_file_not_exists "$BATS_TEST_TMPDIR/out"
 }
 
+@test "buffer: a --queue-file larger than the file size limit (ulimit -f) says so before any data moves, not killed by SIGXFSZ" {
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr bash -c 'ulimit -f 100; exec "$0" -m 1m --queue-file q -i "$1" -o out' "$BUFFER" "$SMALL"
+  assert_equal "$status" 255
+  assert_regex "$stderr" "^buffer: reserve [0-9]+ bytes for the queue in q: File too large\$"
+  assert_file_not_exists out
+}
+
 @test "buffer: --tee writes the same records to every output: a file, a .tap and standard output" {
   cd "$BATS_TEST_TMPDIR"
   run --separate-stderr bash -c "\"$BUFFER\" -s 10k -i \"$SMALL\" -o copy --tee v.tap --tee - | sha256sum"

@@ -246,6 +246,33 @@ stderr_on_terminal() {
   assert_equal "$(head -c 100000 "$SMALL" | sha)" "$(sha "$BATS_TEST_TMPDIR/vol")"
 }
 
+@test "buffer: an output that reaches the file size limit (ulimit -f) ends as at a full medium, with the bytes it holds" {
+  tapekit_only
+  # 105 KiB: the eleventh 10 KiB block gets half in, then EFBIG (and SIGXFSZ).
+  run --separate-stderr bash -c 'ulimit -f 105; exec "$0" -s 10k -i "$1" -o "$2"' \
+    "$BUFFER" "$SMALL" "$BATS_TEST_TMPDIR/vol"
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[0]}" "buffer (writer): write of data failed: $BATS_TEST_TMPDIR/vol: File too large"
+  assert_equal "${stderr_lines[1]}" "bytes to write=10240, bytes written=5120, total written        105K"
+  assert_regex "${stderr_lines[2]}" "^buffer \\(writer\\): 107520 bytes reached .*/vol, [0-9]+ queued bytes were not written$"
+  assert_equal "$(stat -c %s "$BATS_TEST_TMPDIR/vol")" 107520
+  assert_equal "$(head -c 107520 "$SMALL" | sha)" "$(sha "$BATS_TEST_TMPDIR/vol")"
+}
+
+@test "buffer: --next-volume changes volumes where the file size limit (ulimit -f) ends one and loses nothing" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  # 1000 KiB volumes: 1024000, 1024000 and the last 952000 bytes.
+  printf '%s\n' 'n=$(ls | grep -c "^vol\.")' 'mv vol vol.$n' >next-volume
+  run --separate-stderr bash -c 'ulimit -f 1000; exec "$0" -s 10k -i "$1" -o "$PWD/vol" \
+    --next-volume "sh next-volume"' "$BUFFER" "$SMALL"
+  assert_success
+  assert_equal "$(stat -c %s vol.0) $(stat -c %s vol.1) $(stat -c %s vol)" "1024000 1024000 952000"
+  assert_equal "$(cat vol.0 vol.1 vol | sha256sum | cut -d' ' -f1)" "$(sha "$SMALL")"
+  assert_equal "${stderr_lines[0]}" "buffer (writer): end of medium on $PWD/vol after 1024000 bytes; running the volume change command"
+  assert_equal "${stderr_lines[1]}" "buffer (writer): continuing on volume 2"
+}
+
 @test "buffer: --next-volume changes volumes at a full medium and loses nothing" {
   tapekit_only
   cd "$BATS_TEST_TMPDIR"
@@ -258,6 +285,18 @@ stderr_on_terminal() {
   assert_equal "$(stat -c %s vol.0) $(stat -c %s vol.1) $(stat -c %s vol)" "1000000 1000000 1000000"
   assert_equal "${stderr_lines[0]}" "buffer (writer): end of medium on $PWD/vol after 1000000 bytes; running the volume change command"
   assert_equal "${stderr_lines[1]}" "buffer (writer): continuing on volume 2"
+}
+
+@test "buffer: a --next-volume command meets the file size limit as any program does: SIGXFSZ is ignored in buffer only" {
+  tapekit_only
+  cd "$BATS_TEST_TMPDIR"
+  run --separate-stderr bash -c 'ulimit -f 100; exec "$0" -s 10k -i "$1" -o "$PWD/vol" \
+    --next-volume "head -c 200000 /dev/zero >big"' "$BUFFER" "$SMALL"
+  assert_equal "$status" 254
+  # The command's head dies of SIGXFSZ (25), itself or as the shell's child
+  # (which then says "File size limit exceeded").
+  run grep -E '^buffer \(writer\): volume change command failed \((killed by signal 25|exit status 153)\); 102400 bytes were written$' <<<"$stderr"
+  assert_success
 }
 
 @test "buffer: a failing volume change command stops with 254 and says why" {

@@ -108,6 +108,28 @@ sweep() { run "$SWEEP" --dir "$BATS_TEST_TMPDIR/sweep" "$@"; }
   assert_line --regexp '^mt: [1-9][0-9]* cases \(site, errno\), 0 failed'
 }
 
+@test "every program whose file reaches the size limit (ulimit -f) says so and what arrived, never dying of SIGXFSZ" {
+  # buffer to a file, a .tap and rmt; rmt under tar; reblock to a .tap and a
+  # file; mt weof: each output meets a real RLIMIT_FSIZE, which sends SIGXFSZ
+  # with the EFBIG.
+  [ -z "${TK_SANITIZED:-}" ] || skip "the plain pass sweeps the file size limit"
+  sweep --fsize
+  assert_success
+  assert_line "buffer: 3 cases (site, errno), 0 failed, 0 known, 0 not reached"
+  assert_line "rmt: 1 cases (site, errno), 0 failed, 0 known, 0 not reached"
+  assert_line "reblock: 2 cases (site, errno), 0 failed, 0 known, 0 not reached"
+  assert_line "mt: 1 cases (site, errno), 0 failed, 0 known, 0 not reached"
+}
+
+@test "fault-sweep: EFBIG on a write is answered as a full medium, with what arrived" {
+  sweep --case buffer-file write:3:EFBIG@0.1
+  assert_success
+  assert_line "buffer: 1 cases (site, errno), 0 failed, 0 known, 0 not reached"
+  sweep --case reblock-write pwrite:1:EFBIG@0
+  assert_success
+  assert_line "reblock: 1 cases (site, errno), 0 failed, 0 known, 0 not reached"
+}
+
 @test "every fault of the full sweep is answered (TK_FAULT_FULL=1)" {
   [ -n "${TK_FAULT_FULL:-}" ] || skip "the full sweep runs with TK_FAULT_FULL=1"
   sweep --full

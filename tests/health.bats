@@ -214,6 +214,31 @@ load count: 7"
   assert_equal "$(jq -c .encryption <<<"$output")" null
 }
 
+# An INQUIRY whose vendor, product and revision hold ESC, CR, LF, DEL and a
+# byte that is no UTF-8 (0xff), each field padded to its width. (The
+# cartridge memory's ASCII attributes are refused with such bytes.)
+hostile_drive() {
+  export FAKE_ST_INQUIRY=$'IBM\e[2J '$'ULT\r\nFAKE\xff      '$'Q3\e\x7f'
+}
+
+@test "health: --json health is valid JSON whatever bytes the drive sends: controls and non-UTF-8 bytes as \\u00XX" {
+  hostile_drive
+  fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
+  assert_equal "$stderr" ""
+  assert_output --partial '"drive":{"vendor":"IBM\u001b[2J","product":"ULT\u000d\u000aFAKE\u00ff","revision":"Q3\u001b\u007f"}'
+  run -0 jq -r .drive.product <<<"$output"
+  assert_output $'ULT\r\nFAKE\u00ff'
+}
+
+@test "health: text health shows a drive's control bytes as \\ooo escapes: nothing starts a line or a terminal sequence" {
+  hostile_drive
+  fake run -0 --separate-stderr "$MT" -f /dev/zero health
+  assert_equal "$stderr" ""
+  assert_line --index 0 'drive: IBM\033[2J ULT\015\012FAKE\377 Q3\033\177'
+  refute_output --partial $'\e'
+  refute_output --partial $'\r'
+}
+
 @test "health: a page the drive lacks is one line naming it; health's other sections still answer" {
   FAKE_ST_MISSING=0x2e fake run -2 --separate-stderr "$MT" -f /dev/zero tapealert
   assert_output ""

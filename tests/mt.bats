@@ -835,6 +835,16 @@ EOF
   assert_output '{"device":"/dev/zero","block":77}'
 }
 
+@test "mt: --json status, tell and health give a device name that is no UTF-8 as valid JSON, its bytes as \\u00XX" {
+  ln -s /dev/zero $'tape\xff\e'
+  for command in status tell health; do
+    fake run -0 --separate-stderr "$MT" --json -f $'tape\xff\e' "$command"
+    assert_output --partial '{"device":"tape\u00ff\u001b",'
+    run -0 jq -r .device <<<"$output"
+    assert_output $'tape\u00ff\e'
+  done
+}
+
 @test "mt: --json with a command other than status, tell or health exits 1" {
   run --separate-stderr "$MT" --json -f /dev/null rewind
   assert_equal "$status" 1
@@ -898,6 +908,19 @@ General status bits on (41010000):
   assert_equal "$status" 2
   assert_equal "$stderr" "t.tap: Input/output error"
   assert_equal "$(status_line t.tap 6)" " EOD ONLINE IM_REP_EN"
+}
+
+@test "mt: weof on a virtual tape at the file size limit (ulimit -f) fails with EFBIG, not SIGXFSZ, and the tape stays whole" {
+  "$MT" -f w.tap vt-create 0
+  head -c 10240 /dev/zero >record
+  "$BUFFER" -s 10k -i record -o w.tap 2>/dev/null
+  size=$(stat -c %s w.tap)
+  run --separate-stderr bash -c 'ulimit -f 10; exec "$0" -f w.tap weof 2' "$MT"
+  assert_equal "$status" 2
+  assert_equal "$stderr" "w.tap: File too large"
+  assert_equal "$(stat -c %s w.tap)" "$size"
+  run "$MT" -f w.tap verify
+  assert_success
 }
 
 @test "mt: weof writes filemarks on a virtual tape" {

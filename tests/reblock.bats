@@ -397,6 +397,33 @@ check_size() {
     "$(head -c 100000 in.bin | sha256sum | cut -d' ' -f1)"
 }
 
+@test "reblock: an output that reaches the file size limit (ulimit -f) exits 1 as at a full medium, naming what it holds" {
+  random_bytes 200000 19 >in.bin
+  # No trap: reblock itself must not die of the SIGXFSZ sent with EFBIG.
+  run --separate-stderr bash -c 'ulimit -f 100; exec "$REBLOCK" -s 10000 -i in.bin -o out.bin'
+  assert_failure 1
+  assert_equal "$stderr" \
+    "reblock: write out.bin after 10 full records of 10000 bytes and 2400 bytes of the next: File too large"
+  assert_equal "$(stat -c %s out.bin)" 102400
+  assert_equal "$(sha out.bin)" "$(head -c 102400 in.bin | sha256sum | cut -d' ' -f1)"
+}
+
+@test "reblock: a .tap that reaches the file size limit (ulimit -f) exits 1 naming the full records written, which read back" {
+  mt -f t.tap vt-create 0
+  random_bytes 200000 24 >in.bin
+  # 100 KiB: nine records of 10248 image bytes fit, the tenth does not.
+  run --separate-stderr bash -c 'ulimit -f 100; exec "$REBLOCK" -s 10240 -i in.bin -o t.tap'
+  assert_failure 1
+  assert_equal "$stderr" "reblock: write t.tap after 9 full records of 10240 bytes: File too large"
+  run tap_records t.tap
+  assert_equal "${#lines[@]}" 9
+  run mt -f t.tap verify
+  assert_success
+  tapectl t.tap op rewind
+  "$REBLOCK" -s 10240 -i t.tap -o back.bin
+  assert_equal "$(sha back.bin)" "$(head -c 92160 in.bin | sha256sum | cut -d' ' -f1)"
+}
+
 @test "reblock: -t still prints the totals when a write fails" {
   random_bytes 200000 19 >in.bin
   run --separate-stderr bash -c 'trap "" XFSZ; ulimit -f 100; exec "$REBLOCK" -t -s 10000 <in.bin >out.bin'

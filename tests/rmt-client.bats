@@ -94,6 +94,21 @@ fake_server() {
   assert_output --partial "server gave up: going away"
 }
 
+@test "remote backend: a server's message is shown with its control bytes escaped, so it cannot forge a line or a terminal title" {
+  # OSC 0 (set the window title), BEL, CR, DEL and a byte that is no UTF-8.
+  fake_server "A0"$'\n'"F5"$'\n'$'\e]0;owned\agoing away\r\x7f\xff'$'\n'
+  run --separate-stderr rmt-client localhost:x r read 10
+  assert_equal "$status" 1
+  assert_equal "$stderr" 'rmt-client: read localhost:x: server gave up: \033]0;owned\007going away\015\177\377: Input/output error'
+}
+
+@test "remote backend: reblock quotes a server's message with its control bytes escaped too" {
+  fake_server "A0"$'\n'"F5"$'\n'$'\e]0;owned\agoing away\r'$'\n'
+  run --separate-stderr "$REBLOCK" -i localhost:x -o out
+  assert_equal "$status" 1
+  assert_equal "$stderr" 'reblock: pipeline localhost:x: server gave up: \033]0;owned\007going away\015: Input/output error'
+}
+
 @test "remote backend: a W reply shorter than the record is ENOSPC" {
   fake_server "A0"$'\n'"A3"$'\n'"A0"$'\n'
   run rmt-client localhost:x w write 5 <data

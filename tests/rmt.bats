@@ -914,6 +914,32 @@ serve_silent() {
   assert_output --regexp '^A0\|A400\|A400\|E28\|No space left on device\|(E28\|No space left on device\||E5\|[^|]*\|)A0\|$'
 }
 
+@test "rmt: a file that reaches the file size limit (ulimit -f) answers what fit, then E27, and the session goes on" {
+  { printf 'Or.bin\n66 O_RDWR|O_CREAT\n'
+    for i in 1 2 3 4; do printf 'W4000\n'; head -c 4000 /dev/zero; done
+    printf 'C\n'; } >in.bin
+  run bash -c 'ulimit -f 10; "$0" --log none <in.bin | tr "\n" "|"; exit "${PIPESTATUS[0]}"' "$RMT"
+  assert_success
+  # 10240 bytes: two whole records, 2240 bytes of the third, then EFBIG.
+  assert_output 'A0|A4000|A4000|A2240|E27|File too large|A0|'
+  assert_equal "$(stat -c %s r.bin)" 10240
+}
+
+@test "rmt: a virtual tape that reaches the file size limit (ulimit -f) refuses the record that does not fit and stays whole" {
+  "$MT" -f r.tap vt-create 0
+  { printf 'Or.tap\n2\n'
+    for i in 1 2 3; do printf 'W4000\n'; head -c 4000 /dev/zero; done
+    printf 'C\n'; } >in.bin
+  run bash -c 'ulimit -f 10; "$0" --log none <in.bin | tr "\n" "|"; exit "${PIPESTATUS[0]}"' "$RMT"
+  assert_success
+  assert_output 'A0|A4000|A4000|E27|File too large|A0|'
+  run "$MT" -f r.tap verify
+  assert_success
+  # Two records (of zeros, not tapectl's pattern: "corrupt"), then the filemark.
+  run tapectl -r r.tap op rewind : read 3
+  assert_output $'4000 corrupt\n4000 corrupt\n0'
+}
+
 # Builds $1/link -> a directory whose real path is longer than PATH_MAX,
 # holding "out" -> $2: realpath(3) fails on every name through the link.
 deep_link() {

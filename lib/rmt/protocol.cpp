@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <sys/mtio.h>
 
+#include "../escape.hpp"
+
 namespace tk::rmt {
 
 std::size_t MemorySource::read_some(std::span<std::byte> buf) {
@@ -461,6 +463,9 @@ Reply read_reply(BufferedReader& in, ReplyValue value) {
     r.errnum = *number > 0 && *number < 4096 ? static_cast<int>(*number) : EIO;
     if (!in.read_line(r.text, 256, 8192, too_long))
       throw ProtocolError(ProtocolError::Kind::truncated, "connection lost");
+    // The line ends up in messages on a terminal: a server must not be able
+    // to start a line of its own there or send an escape sequence.
+    r.text = printable_text(r.text);
     return r;
   }
   throw ProtocolError(ProtocolError::Kind::bad_reply, "unexpected reply");

@@ -256,7 +256,7 @@ struct Reply {
   std::int64_t value = 0;  // A<value>
   int errnum = 0;          // E or F
   bool fatal = false;      // F: the connection must be considered dead
-  std::string text;
+  std::string text;        // E or F's message line, escaped (printable_text)
 };
 // What an A value may be. A count (of bytes read or written, an open, an
 // ioctl, a seek, a struct's size) is never negative: A-1 there is a protocol

@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/resource.h>
 #include <unistd.h>
+#include <vector>
 
 #include "../io.hpp"
 
@@ -30,13 +32,51 @@ bool keeps_reservations(FsType type) noexcept {
   return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC;
 }
 
+namespace {
+std::uint64_t file_size_limit() noexcept {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == -1 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  return limit.rlim_cur;
+}
+
+// Writes the total bytes of iov at `at`; returns 0, or the errno that
+// stopped it with `written` set to what reached the file. A short write is no
+// failure by itself: the call for the rest says what stopped the first
+// (ENOSPC, EFBIG at the file size limit), or takes it.
+int write_vector(int fd, std::span<const iovec> iov, std::size_t total, off_t at,
+                 std::size_t& written) {
+  std::vector<iovec> rest;  // what is left after a short write
+  std::span<const iovec> left = iov;
+  while (written < total) {
+    ssize_t n = retry_eintr([&] {
+      return ::pwritev(fd, left.data(), static_cast<int>(left.size()),
+                       at + static_cast<off_t>(written));
+    });
+    if (n == -1) return errno;
+    if (n == 0) return ENOSPC;
+    written += static_cast<std::size_t>(n);
+    if (written == total) break;
+    auto skip = static_cast<std::size_t>(n);
+    std::size_t first = 0;
+    while (skip >= left[first].iov_len) skip -= left[first++].iov_len;
+    std::vector<iovec> next(left.begin() + static_cast<std::ptrdiff_t>(first), left.end());
+    next.front().iov_base = static_cast<char*>(next.front().iov_base) + skip;
+    next.front().iov_len -= skip;
+    rest = std::move(next);
+    left = rest;
+  }
+  return 0;
+}
+}  // namespace
+
 ImageEnd::ImageEnd(int fd, std::string name, simh::ImageReader& reader, bool writable,
                    std::uint64_t capacity)
     : fd_(fd),
       name_(std::move(name)),
       reader_(reader),
       size_(reader.size()),
-      capacity_(capacity) {
+      capacity_(capacity),
+      size_limit_(file_size_limit()) {
   const FsType type = file_system_type(fd);
   reserve_ = writable && allocates_blocks(type);
   stage_ = reserve_ && keeps_reservations(type);
@@ -69,6 +109,7 @@ void ImageEnd::reserve_through(std::uint64_t end) noexcept {
   std::uint64_t from = std::max(reserved_end_, size_);
   std::uint64_t to = (end / reserve_step_ + 1) * reserve_step_;
   if (capacity_ != 0) to = std::min(to, capacity_);
+  if (size_limit_ != 0) to = std::min(to, size_limit_);
   if (to <= from) return;
   reserved_ = true;  // even a refused fallocate may have reserved part
   if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
@@ -83,12 +124,10 @@ void ImageEnd::reserve_through(std::uint64_t end) noexcept {
 void ImageEnd::write_through(std::span<const iovec> iov, std::size_t total,
                              std::size_t done_before) {
   const auto at = static_cast<off_t>(size_);
-  ssize_t n = retry_eintr(
-      [&] { return ::pwritev(fd_, iov.data(), static_cast<int>(iov.size()), at); });
-  if (n != static_cast<ssize_t>(total)) {
-    int err = n == -1 ? errno : ENOSPC;
+  std::size_t written = 0;
+  if (int err = write_vector(fd_, iov, total, at, written); err != 0) {
     // Keep the image well formed: drop a partly written object.
-    if (n > 0) {
+    if (written > 0) {
       // Should the cut fail too, the write's own error is still the one
       // reported, and the next open finds the object cut short.
       if (::ftruncate(fd_, at) == -1) errno = err;

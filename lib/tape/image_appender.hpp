@@ -98,6 +98,11 @@ class ImageEnd {
   simh::ImageReader& reader_;
   std::uint64_t size_;
   std::uint64_t capacity_;
+  // The file size limit (ulimit -f) when the image was opened, 0 for none.
+  // Nothing is reserved, so nothing staged, past it: the write that meets
+  // it is the record's own, which fails with EFBIG before it is accepted,
+  // as at a full disk, instead of a staged write after.
+  std::uint64_t size_limit_;
   bool reserve_;                    // reserve blocks ahead of appends
   bool stage_;                      // stage appends inside reserved blocks
   bool reserved_ = false;           // blocks past the end may be reserved

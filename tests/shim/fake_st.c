@@ -35,6 +35,10 @@
  * values) and SECURITY PROTOCOL IN 0x20 pages 0x0020 and 0x0021; anything
  * else gets CHECK CONDITION, ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE.
  * SG_GET_VERSION_NUM says sg 3.5.36. "SG_IO 0xOP" lines go to FAKE_ST_LOG.
+ *   FAKE_ST_INQUIRY    bytes 8-35 of the standard INQUIRY data, the vendor (8),
+ *                      product (16) and revision (4) fields, taken as they
+ *                      are (any byte but NUL: bash's $'\xff\e') and padded
+ *                      with spaces (default "IBM     ULT3580-TD8     Q3F4")
  *   FAKE_ST_ALERTS     active TapeAlert flags, "3,20" (default: none)
  *   FAKE_ST_CAPACITY   "REMAINING:MAXIMUM" MiB of partition 0, then
  *                      ",REMAINING:MAXIMUM" of partition 1 if partitioned
@@ -230,6 +234,12 @@ static size_t inquiry_data(const unsigned char *cdb, unsigned char *d, int *bad)
   memcpy(d + 8, "IBM     ", 8);
   memcpy(d + 16, "ULT3580-TD8     ", 16);
   memcpy(d + 32, "Q3F4", 4);
+  const char *fields = getenv("FAKE_ST_INQUIRY");
+  if (fields) {
+    size_t n = strlen(fields);
+    memset(d + 8, ' ', 28);
+    memcpy(d + 8, fields, n < 28 ? n : 28);
+  }
   return 96;
 }
 

@@ -223,6 +223,24 @@ TEST_F(ImageAppenderTest, AFailureInTheFirstWindowKeepsWhereTheStagingBegan) {
   EXPECT_EQ(contents(), objects(1, 1000));
 }
 
+TEST_F(ImageAppenderTest, NothingIsStagedPastTheFileSizeLimitSoTheObjectThatMeetsItFailsItself) {
+  FileSizeLimit limit(1600000);  // five objects and a third of a sixth
+  Appender end(fd_.get(), path_, reader_, true, 0);
+  int count = 0;
+  for (int i = 0; i < 5; ++i) add(end, i, 300000, count);
+  try {
+    add(end, 5, 300000, count);
+    FAIL() << "an append past the file size limit succeeded";
+  } catch (const tk::Error& e) {
+    // The sixth object's own write: part of it went in, then EFBIG, not
+    // the ENOSPC a short write alone would suggest.
+    EXPECT_EQ(e.errnum(), EFBIG);
+  }
+  end.flush();
+  EXPECT_EQ(end.size(), 1500000u);
+  EXPECT_EQ(contents(), objects(5, 300000));
+}
+
 TEST_F(ImageAppenderTest, AWriteThatFailsLeavesTheImageAsItWasAndSaysWhatWasDone) {
   Appender end(fd_.get(), path_, reader_, false, 0);
   int count = 0;

@@ -19,6 +19,7 @@
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
 #include "../common/run_main.hpp"
+#include "../common/stop_signals.hpp"
 #include "../common/version.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
@@ -82,6 +83,9 @@ int run_options(const Options& options) {
   // that parses -S/-z records.
   if (!options.short_queue_note.empty() && (options.json || ::isatty(STDERR_FILENO) == 1))
     print_stderr(options.short_queue_note);
+  // Before anything is written (the queue file, an image's drive state, the
+  // output in the writer, which inherits it).
+  ignore_file_size_signal();
   // 1.19 opened -i and -o as it met them on the command line. With -o
   // first, the reader opens the input only once the writer has the output,
   // since a FIFO's peer may open the two in that order; otherwise the input

@@ -53,63 +53,12 @@ namespace {
 // line print_stderr is given goes out as a "message" object.
 bool g_json_stderr = false;
 
-// The length of the well-formed UTF-8 sequence at text[at], or 0 when the
-// byte there starts none (a stray continuation byte, an overlong form, a
-// surrogate, beyond U+10FFFF, or a sequence cut short).
-std::size_t utf8_sequence(const std::string& text, std::size_t at) {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(at);
-  std::size_t length;
-  unsigned char low = 0x80, high = 0xbf;  // the second byte's range
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;
-    if (lead == 0xed) high = 0x9f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;
-    if (lead == 0xf4) high = 0x8f;
-  } else {
-    return 0;
-  }
-  if (at + length > text.size() || byte(at + 1) < low || byte(at + 1) > high) return 0;
-  for (std::size_t i = 2; i < length; ++i)
-    if (byte(at + i) < 0x80 || byte(at + i) > 0xbf) return 0;
-  return length;
-}
-
 }  // namespace
 
 std::string json_number(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;
-}
-
-std::string json_string(const std::string& text) {
-  std::string quoted = "\"";
-  for (std::size_t at = 0; at < text.size();) {
-    auto c = static_cast<unsigned char>(text[at]);
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += text[at++];
-    } else if (c >= 0x20 && c < 0x7f) {
-      quoted += text[at++];
-    } else if (std::size_t length = c >= 0x80 ? utf8_sequence(text, at) : 0; length != 0) {
-      quoted.append(text, at, length);
-      at += length;
-    } else {
-      // Control characters, and bytes that are not UTF-8 (a file name may
-      // hold any byte): each byte as the code point of its value.
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      quoted += escaped;
-      ++at;
-    }
-  }
-  return quoted + "\"";
 }
 
 void set_json_stderr(bool json) { g_json_stderr = json; }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../../lib/escape.hpp"  // json_string, for the JSON this file's users write
 #include "../../lib/ring/ring.hpp"
 
 namespace tk::buffer {
@@ -89,10 +90,6 @@ std::string human_bytes(double bytes);
 // A JSON number with a fixed number of decimals (rates and times; counts
 // are std::to_string's).
 std::string json_number(double value, int decimals);
-
-// TEXT as a JSON string: quotes, backslashes and control characters
-// escaped, and each byte that is not part of well-formed UTF-8 as \u00XX.
-std::string json_string(const std::string& text);
 
 // Each line of TEXT as {"event":"message","text":"..."} on a line of its own.
 std::string json_message_lines(const std::string& text);

@@ -25,7 +25,7 @@ int run_volume_command(const std::string& command, std::size_t volume, std::uint
 }
 
 const UnwrittenRecords* Writer::next_volume_takes(const Error& e) const {
-  if (e.errnum() != ENOSPC || !writes_volumes(options_)) return nullptr;
+  if (!medium_full(e.errnum()) || !writes_volumes(options_)) return nullptr;
   return dynamic_cast<const UnwrittenRecords*>(&e);
 }
 

@@ -196,7 +196,7 @@ void Writer::write_block(std::span<const std::byte> block) {
         write_on_next_volume(*unwritten);
         continue;
       }
-      if (e.errnum() == ENOSPC && writes_volumes(options_)) {
+      if (medium_full(e.errnum()) && writes_volumes(options_)) {
         // A volume that takes nothing at all would take nothing after any
         // number of changes (a command that freed no room, a block larger
         // than the medium): that ends the run instead of looping.

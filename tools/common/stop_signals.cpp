@@ -24,6 +24,8 @@ void catch_stop_signals() {
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
 }
 
+void ignore_file_size_signal() { std::signal(SIGXFSZ, SIG_IGN); }
+
 void die_by_stop_signal() {
   int signal_number = last_stop_signal;
   if (signal_number == 0) return;

@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <vector>
 
+#include "../../lib/escape.hpp"
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
 #include "../../lib/tape/tape.hpp"
@@ -196,7 +197,7 @@ int do_tell(Session& s, const Command&, const Args&) {
     return static_cast<int>(Exit::device);
   }
   if (s.inv.json)
-    std::cout << "{\"device\":" << json_quote(s.inv.device)
+    std::cout << "{\"device\":" << json_string(s.inv.device)
               << format(",\"block\":%lld}\n", static_cast<long long>(block));
   else
     std::cout << format("At block %lld.\n", static_cast<long long>(block));
@@ -239,7 +240,7 @@ DensityTable density_table_from_environment() {
   if (value == nullptr || *value == '\0') return DensityTable::mt_st_1_8;
   if (auto table = density_table_named(value)) return *table;
   throw tk::ExactExit(static_cast<int>(Exit::usage),
-                      "mt: TAPEKIT_MT_DENSITY_TABLE=" + json_quote(value) +
+                      "mt: TAPEKIT_MT_DENSITY_TABLE=" + json_string(value) +
                           ": not a density table (1.7 or 1.8)\n");
 }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <sys/stat.h>
 
+#include "../../lib/escape.hpp"
 #include "../../lib/scsi/pages.hpp"
 #include "../../lib/scsi/sg_io.hpp"
 
@@ -76,13 +77,16 @@ std::string failure_line(const Session& s, const tk::Error& e) {
   return "mt: " + s.inv.device + ": " + e.what() + "\n";
 }
 
+// What the drive says of itself is printed escaped (printable_text): its
+// bytes must not end the line or reach the terminal as a sequence.
 std::string inquiry_text(const scsi::Inquiry& i) {
-  return "drive: " + i.vendor + " " + i.product + " " + i.revision + "\n";
+  return "drive: " + printable_text(i.vendor) + " " + printable_text(i.product) + " " +
+         printable_text(i.revision) + "\n";
 }
 
 std::string inquiry_json(const scsi::Inquiry& i) {
-  return "{\"vendor\":" + json_quote(i.vendor) + ",\"product\":" + json_quote(i.product) +
-         ",\"revision\":" + json_quote(i.revision) + "}";
+  return "{\"vendor\":" + json_string(i.vendor) + ",\"product\":" + json_string(i.product) +
+         ",\"revision\":" + json_string(i.revision) + "}";
 }
 
 std::vector<scsi::TapeAlertFlag> read_tapealert(const Session& s) {
@@ -155,7 +159,7 @@ std::string capacity_text(const std::vector<scsi::PartitionCapacity>& parts) {
 std::string cartridge_text(const scsi::Cartridge& c) {
   std::string out;
   auto text = [&](const char* label, const std::optional<std::string>& v) {
-    if (v) out += std::string(label) + ": " + *v + "\n";
+    if (v) out += std::string(label) + ": " + printable_text(*v) + "\n";
   };
   auto number = [&](const char* label, const auto& v) {
     if (v) out += std::string(label) + ": " + std::to_string(*v) + "\n";
@@ -188,7 +192,7 @@ std::string tapealert_json(const std::vector<scsi::TapeAlertFlag>& flags) {
   std::string out = "[";
   for (const auto& f : flags)
     out += std::string(out.size() > 1 ? "," : "") + format("{\"number\":%d,\"name\":", f.number) +
-           json_quote(f.name) + ",\"severity\":" + json_quote(scsi::severity_name(f.severity)) + "}";
+           json_string(f.name) + ",\"severity\":" + json_string(scsi::severity_name(f.severity)) + "}";
   return out + "]";
 }
 
@@ -215,10 +219,10 @@ std::string cartridge_json(const scsi::Cartridge& c) {
   auto field = [&](const char* key, const std::string& value) {
     out += std::string(out.empty() ? "" : ",") + "\"" + key + "\":" + value;
   };
-  if (c.barcode) field("barcode", json_quote(*c.barcode));
-  if (c.serial_number) field("medium_serial_number", json_quote(*c.serial_number));
-  if (c.manufacturer) field("medium_manufacturer", json_quote(*c.manufacturer));
-  if (c.manufacture_date) field("manufacture_date", json_quote(*c.manufacture_date));
+  if (c.barcode) field("barcode", json_string(*c.barcode));
+  if (c.serial_number) field("medium_serial_number", json_string(*c.serial_number));
+  if (c.manufacturer) field("medium_manufacturer", json_string(*c.manufacturer));
+  if (c.manufacture_date) field("manufacture_date", json_string(*c.manufacture_date));
   if (c.medium_type) field("medium_type", std::to_string(*c.medium_type));
   if (c.density_code) field("density_code", std::to_string(*c.density_code));
   if (c.load_count) field("load_count", std::to_string(*c.load_count));
@@ -228,8 +232,8 @@ std::string cartridge_json(const scsi::Cartridge& c) {
 }
 
 std::string encryption_json(const scsi::EncryptionStatus& e) {
-  return "{\"encryption_mode\":" + json_quote(scsi::encryption_mode_name(e.encryption_mode)) +
-         ",\"decryption_mode\":" + json_quote(scsi::decryption_mode_name(e.decryption_mode)) +
+  return "{\"encryption_mode\":" + json_string(scsi::encryption_mode_name(e.encryption_mode)) +
+         ",\"decryption_mode\":" + json_string(scsi::decryption_mode_name(e.decryption_mode)) +
          format(",\"algorithm_index\":%u,\"key_instance_counter\":%u}", e.algorithm_index,
                 e.key_instance_counter);
 }
@@ -346,7 +350,7 @@ int health_report(Session& s, const Args&) {
   auto or_null = [](std::string json) { return json.empty() ? std::string("null") : json; };
   std::string status = status_json(s.inv.device, report.mtget, report.status, s.density_table);
   while (!status.empty() && status.back() == '\n') status.pop_back();
-  std::cout << "{\"device\":" << json_quote(s.inv.device)
+  std::cout << "{\"device\":" << json_string(s.inv.device)
             << ",\"drive\":" << or_null(section(known_inquiry, inquiry_json))
             << ",\"tapealert\":" << or_null(section([&] { return read_tapealert(s); }, tapealert_json))
             << ",\"capacity\":" << or_null(section([&] { return read_capacity(s); }, capacity_json))

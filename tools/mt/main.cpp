@@ -28,6 +28,7 @@
 #include <iostream>
 
 #include "../common/run_main.hpp"
+#include "../common/stop_signals.hpp"
 #include "cmdline.hpp"
 #include "commands.hpp"
 
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
       std::cout << tk::mt::help_text();
       return static_cast<int>(Exit::ok);
     }
+    // A filemark written to an image at the size limit fails with EFBIG.
+    tk::ignore_file_size_signal();
     return tk::mt::run_command(inv);
   });
 }

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "../../lib/escape.hpp"
+
 namespace tk::mt {
 namespace {
 
@@ -181,22 +183,6 @@ constexpr std::array<std::pair<unsigned long, std::string_view>, 13> gstat_names
 
 }  // namespace
 
-std::string json_quote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      out += format("\\u%04x", u);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::string format(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -288,12 +274,12 @@ std::string status_json(const std::string& device, const tk::MtGet& g, const tk:
   auto gstat = static_cast<unsigned long>(g.gstat);
   unsigned dens = tk::dsreg_density(g.dsreg);
   auto name = density_name(dens, table);
-  std::string out = "{\"device\":" + json_quote(device);
+  std::string out = "{\"device\":" + json_string(device);
   out += format(",\"drive_type\":%ld,\"file\":%d,\"block\":%d,\"partition\":%ld", g.type, g.fileno,
                 g.blkno, g.resid);
   out += format(",\"block_size\":%u,\"density_code\":%u,\"density_name\":",
                 tk::dsreg_block_size(g.dsreg), dens);
-  out += name ? json_quote(*name) : std::string("null");
+  out += name ? json_string(*name) : std::string("null");
   out += format(",\"soft_errors\":%lu", tk::erreg_soft_errors(g.erreg));
   for (const auto& [bit, bit_name] : gstat_names) {
     std::string key;

@@ -29,9 +29,6 @@ std::string status_text(const tk::MtGet& g, DensityTable table);
 std::string status_json(const std::string& device, const tk::MtGet& g, const tk::TapeStatus& s,
                         DensityTable table);
 
-// A JSON string literal for text.
-std::string json_quote(std::string_view text);
-
 // printf into a std::string.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -60,6 +60,7 @@ int run(int argc, char** argv) {
   }
   // A reader that went away shows as EPIPE, which run_main reports quietly.
   std::signal(SIGPIPE, SIG_IGN);
+  tk::ignore_file_size_signal();
   tk::catch_stop_signals();
 
   // The input first: a missing input must not truncate the output.

@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
       return static_cast<int>(Exit::ok);
     }
     std::signal(SIGPIPE, SIG_IGN);
+    // A file served that reaches the size limit answers EFBIG, as a full
+    // disk answers ENOSPC, and the session goes on.
+    tk::ignore_file_size_signal();
     // A blocked read must return and end the session.
     tk::catch_stop_signals();
     tk::grow_pipe(0, kPipeTarget);

@@ -112,7 +112,22 @@ Architecture: amd64"
   # lintian, some 10 s, serves both tests.
   run cat "$BATS_FILE_TMPDIR/make-deb.log"
   assert_output --regexp "lintian --fail-on error,warning -I --pedantic [^ ]*/tapekit_"
-  refute_output --partial hardening-
+  # No lintian tag (a line "X: tapekit: tag ...") names hardening.
+  run grep -E '^[EWIPX]: .*hardening-' "$BATS_FILE_TMPDIR/make-deb.log"
+  assert_failure
+}
+
+@test "deb: the programs link Debian's libstdc++ as shared library and pass hardening-check" {
+  # A fix to Debian's libstdc++ reaches them without a rebuild.
+  run dpkg-deb -f "$DEB" Depends
+  assert_output --regexp '(^|, )libstdc\+\+6 '
+  # make deb ran hardening-check on every program and failed unless all passed.
+  run cat "$BATS_FILE_TMPDIR/make-deb.log"
+  assert_output --regexp "hardening-check --nocfprotection [^ ]*/usr/bin/"
+  assert_equal "$(grep -c '^ Position Independent Executable: yes' <<<"$output")" 4
+  assert_equal "$(grep -c '^ Stack protected: yes' <<<"$output")" 4
+  assert_equal "$(grep -c '^ Immediate binding: yes' <<<"$output")" 4
+  assert_equal "$(grep -c '^ Read-only relocations: yes' <<<"$output")" 4
 }
 
 @test "deb: the package ships stripped programs, rmt in sbin, every completion/ file" {

@@ -1,6 +1,8 @@
 #include "stop_signals.hpp"
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 
 #include "../../lib/io.hpp"
 
@@ -25,6 +27,17 @@ void catch_stop_signals() {
 }
 
 void ignore_file_size_signal() { std::signal(SIGXFSZ, SIG_IGN); }
+
+void die_of_broken_pipe() {
+  std::fflush(nullptr);
+  std::signal(SIGPIPE, SIG_DFL);
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::sigprocmask(SIG_UNBLOCK, &pipe_signal, nullptr);
+  std::raise(SIGPIPE);
+  std::_Exit(128 + SIGPIPE);  // not reached
+}
 
 void die_by_stop_signal() {
   int signal_number = last_stop_signal;

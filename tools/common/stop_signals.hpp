@@ -19,4 +19,9 @@ void ignore_file_size_signal();
 // caller (a shell, a pipeline) sees the signal and not an exit status.
 void die_by_stop_signal();
 
+// Dies by SIGPIPE with its default action, as cat or dd do when the reader
+// of their standard output went away: quiet in a pipeline, and the same
+// status (128+13 to a shell) every time, not an exit status.
+[[noreturn]] void die_of_broken_pipe();
+
 }  // namespace tk

@@ -79,7 +79,7 @@ int run(int argc, char** argv) {
     if (fd >= 0) tk::grow_pipe(fd, kPipeTarget);
 
   Totals totals;
-  {
+  try {
     SummaryAtExit summary(options, totals);
     if (options.records)
       copy_records(*in, *out, options, totals);
@@ -96,6 +96,13 @@ int run(int argc, char** argv) {
       throw tk::Error(e.errnum(), e.context() + reached_text(options, totals),
                       e.bytes_done());
     }
+  } catch (const tk::Error& e) {
+    // The reader of standard output went away (tar -t stops at the end of
+    // the archive, head at its count): end as dd and cat do, whether the
+    // pipe broke at a write or at the close, after -t's summary.
+    if (e.errnum() == EPIPE && (options.output.empty() || options.output == "-"))
+      tk::die_of_broken_pipe();
+    throw;
   }
   in->close();
   return static_cast<int>(Exit::ok);

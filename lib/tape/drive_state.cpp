@@ -14,6 +14,7 @@
 
 #include "../error.hpp"
 #include "../io.hpp"
+#include "../path.hpp"
 #include "simh_format.hpp"
 
 namespace tk {
@@ -74,27 +75,17 @@ const char* inconsistency(const DriveState& s) {
   return nullptr;
 }
 
-// The name a descriptor was opened by, for a message; "" if unknown.
-std::string descriptor_name(int fd) {
-  char name[PATH_MAX];
-  const std::string link = "/proc/self/fd/" + std::to_string(fd);
-  ssize_t n = ::readlink(link.c_str(), name, sizeof name - 1);
-  return n > 0 ? std::string(name, static_cast<std::size_t>(n)) : std::string();
-}
-
 // fsync of the directory a rename happened in. A directory opened only as
 // a place (O_PATH, where it could not be read) or a file system that cannot
 // sync a directory is left as it is: the rename is as durable as it gets.
 void sync_directory(int dir_fd, const std::string& path) {
-  std::string directory = ".";
-  if (dir_fd == AT_FDCWD && path.rfind('/') != std::string::npos)
-    directory = path.rfind('/') == 0 ? "/" : path.substr(0, path.rfind('/'));
+  const std::string directory = dir_fd == AT_FDCWD ? directory_of(path) : ".";
   int fd = retry_eintr(
       [&] { return ::openat(dir_fd, directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
   if (fd == -1) return;
   Fd owner(fd);
   if (retry_eintr_always(::fsync, fd) == -1 && errno != EINVAL && errno != EROFS)
-    throw_errno("sync the directory of " + path + " (" + descriptor_name(fd) + ")");
+    throw_errno("sync the directory of " + path + " (" + descriptor_path(fd) + ")");
 }
 
 Error state_error(const std::string& path, const std::string& what) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../error.hpp"
+#include "../path.hpp"
 #include "simh_tape.hpp"
 
 namespace tk {
@@ -19,32 +20,6 @@ constexpr std::string_view kStateSuffix = ".state";
 // On the image itself: the absolute name beside which its state is kept,
 // so that a hard link in another directory finds it.
 constexpr const char* kStateNameAttribute = "user.tapekit.state-beside";
-
-std::string directory_of(const std::string& name) {
-  std::size_t slash = name.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : name.substr(0, slash);
-}
-
-std::string last_of(const std::string& name) {
-  std::size_t slash = name.rfind('/');
-  return slash == std::string::npos ? name : name.substr(slash + 1);
-}
-
-// The name a chain of symlinks ends at (as open follows them), the name
-// itself when it is none.
-std::string after_symlinks(std::string name) {
-  for (int hops = 0; hops < 40; ++hops) {
-    struct stat st {};
-    if (::lstat(name.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return name;
-    char target[PATH_MAX];
-    ssize_t n = ::readlink(name.c_str(), target, sizeof target - 1);
-    if (n <= 0) return name;
-    std::string to(target, static_cast<std::size_t>(n));
-    name = to.front() == '/' ? to : directory_of(name) + "/" + to;
-  }
-  return name;
-}
 
 // The directory, readable when it may be (its fsync needs that), else
 // only as a place to name files in.
@@ -100,7 +75,7 @@ std::string named_by_attribute(int image_fd, const struct stat& image) {
 StateHome home_beside(Fd dir, const std::string& name) {
   StateHome home;
   home.dir = std::move(dir);
-  home.image = last_of(name);
+  home.image = last_component(name);
   home.name = home.image + std::string(kStateSuffix);
   home.shown = name + std::string(kStateSuffix);
   return home;
@@ -114,7 +89,7 @@ StateHome find_state_home(int dir_fd, const std::string& path, int image_fd) {
   const std::string name = dir_fd == AT_FDCWD ? after_symlinks(path) : path;
   Fd dir = open_directory(dir_fd, directory_of(name), path);
   struct stat here {};
-  if (::fstatat(dir.get(), last_of(name).c_str(), &here, AT_SYMLINK_NOFOLLOW) != 0 ||
+  if (::fstatat(dir.get(), last_component(name).c_str(), &here, AT_SYMLINK_NOFOLLOW) != 0 ||
       here.st_dev != image.st_dev || here.st_ino != image.st_ino)
     throw Error(EAGAIN, "open " + path + " (the image was moved or replaced while it was opened)");
   StateHome home = home_beside(std::move(dir), name);
@@ -145,12 +120,9 @@ StateHome find_state_home(int dir_fd, const std::string& path, int image_fd) {
 }
 
 void remember_state_home(int image_fd, const StateHome& home) {
-  char directory[PATH_MAX];
-  const std::string link = "/proc/self/fd/" + std::to_string(home.dir.get());
-  ssize_t n = ::readlink(link.c_str(), directory, sizeof directory - 1);
-  if (n <= 0 || directory[0] != '/') return;
-  std::string name(directory, static_cast<std::size_t>(n));
-  name += (name == "/" ? "" : "/") + home.image;
+  const std::string directory = descriptor_path(home.dir.get());
+  if (directory.empty()) return;
+  const std::string name = (directory == "/" ? "" : directory) + "/" + home.image;
   char current[PATH_MAX];
   ssize_t have = ::fgetxattr(image_fd, kStateNameAttribute, current, sizeof current);
   if (have == static_cast<ssize_t>(name.size()) && name.compare(0, name.size(), current, name.size()) == 0)
@@ -160,9 +132,5 @@ void remember_state_home(int image_fd, const StateHome& home) {
   (void)::fsetxattr(image_fd, kStateNameAttribute, name.data(), name.size(), 0);
 }
 
-StateHome new_state_home(const std::string& path) {
-  const std::string name = after_symlinks(path);
-  return home_beside(open_directory(AT_FDCWD, directory_of(name), path), name);
-}
 
 }  // namespace tk

@@ -35,7 +35,4 @@ StateHome find_state_home(int dir_fd, const std::string& path, int image_fd);
 // and has a state beside it, never for a confined open.
 void remember_state_home(int image_fd, const StateHome& home);
 
-// The home a new image gets (vt-create): beside the name after its symlinks.
-StateHome new_state_home(const std::string& path);
-
 }  // namespace tk

@@ -9,6 +9,7 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
+#include "../../lib/path.hpp"
 #include "../common/run_main.hpp"
 #include "../common/same_file.hpp"
 #include "../../lib/tape/remote_tape.hpp"
@@ -178,10 +179,9 @@ std::string why_not_writable(const std::string& name) {
     if (S_ISDIR(st.st_mode)) return strerror_text(EISDIR);
     return ::access(name.c_str(), W_OK) == 0 ? "" : strerror_text(errno);
   }
-  if (errno != ENOENT || ::lstat(name.c_str(), &st) == 0) return strerror_text(errno);
-  std::size_t slash = name.rfind('/');
-  std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : name.substr(0, slash);
-  return ::access(directory.c_str(), W_OK | X_OK) == 0 ? "" : strerror_text(errno);
+  if (errno != ENOENT) return strerror_text(errno);
+  return ::access(directory_of(after_symlinks(name)).c_str(), W_OK | X_OK) == 0 ? ""
+                                                                                : strerror_text(errno);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "../../lib/path.hpp"
+
 namespace tk {
 namespace {
 
@@ -19,36 +21,17 @@ FileIdentity of_stat(const struct stat& st) {
   return id;
 }
 
-std::string directory_of(const std::string& name) {
-  std::size_t slash = name.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : name.substr(0, slash);
-}
-
-std::string last_of(const std::string& name) {
-  std::size_t slash = name.rfind('/');
-  return slash == std::string::npos ? name : name.substr(slash + 1);
-}
-
 // A name that is not there yet: where the open would create it, after the
 // dangling symlinks it passes through (as open(O_CREAT) follows them).
-FileIdentity not_yet_there(std::string name) {
-  for (int hops = 0; hops < 40; ++hops) {
-    struct stat st {};
-    if (::lstat(name.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
-    char target[PATH_MAX];
-    ssize_t n = ::readlink(name.c_str(), target, sizeof target - 1);
-    if (n <= 0) break;
-    std::string to(target, static_cast<std::size_t>(n));
-    name = to.front() == '/' ? to : directory_of(name) + "/" + to;
-  }
+FileIdentity not_yet_there(const std::string& given) {
+  const std::string name = after_symlinks(given);
   struct stat dir {};
   if (::stat(directory_of(name).c_str(), &dir) != 0) return {};
   FileIdentity id;
   id.known = true;
   id.dev = dir.st_dev;
   id.ino = dir.st_ino;
-  id.last = last_of(name);
+  id.last = last_component(name);
   return id;
 }
 

@@ -146,6 +146,41 @@ three_archives() {
   "$MT" -f "$1/t.tap" rewind
 }
 
+# A server whose request stream ends after $1 bytes, as when the link is cut
+# in the middle of a record: rmt answers the W it cannot finish with E5 and
+# ends. stdbuf: head writes through stdio, which would hold the first
+# requests back until it had a buffer's worth, and the open would wait.
+cut_requests_server() {
+  printf '#!/bin/sh\nstdbuf -o0 head -c %s | %s --debug-log %s\n' "$1" "$TK_BIN/rmt" "$PWD/cut.debug" >cut-rmt
+  chmod +x cut-rmt
+  rm -f cut.debug out
+}
+
+@test "pipelined rmt: a request stream cut mid-record leaves buffer and reblock counting exactly what reached the file" {
+  local cut size
+  # Within the first record, and after some, with replies still due.
+  for cut in 5000 50001 150000 250000; do
+    cut_requests_server "$cut"
+    RSH_STANDIN_SERVER=$PWD/cut-rmt run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
+    assert_equal "$status" 254
+    grep -qx 'E5' cut.debug || fail "cut at $cut: rmt did not refuse a record: $(cat cut.debug)"
+    size=$(stat -c %s out)
+    assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): $size bytes reached localhost:$PWD/out, [0-9]+ queued bytes were not written\$"
+    # 1.19's line, when the failure met a write, counts the same.
+    if [[ "$stderr" == *"total written"* ]]; then
+      assert_regex "$stderr" "total written +$((size / 1024))K"
+    fi
+    assert_equal "$(sha out)" "$(head -c "$size" in | sha)"
+
+    cut_requests_server "$cut"
+    RSH_STANDIN_SERVER=$PWD/cut-rmt run --separate-stderr "$REBLOCK" -s 10k -i in -o "localhost:$PWD/out"
+    assert_failure
+    grep -qx 'E5' cut.debug || fail "cut at $cut: rmt did not refuse a record: $(cat cut.debug)"
+    [[ "$stderr" =~ after\ ([0-9]+)\ full\ records ]] || fail "$stderr"
+    assert_equal "$((BASH_REMATCH[1] * 10240))" "$(stat -c %s out)"
+  done
+}
+
 @test "pipelined rmt: read-ahead stops at the filemark, so mt status after buffer -i shows what plain reads leave" {
   three_archives "localhost:$PWD"
   "$MT" -f "localhost:$PWD/t.tap" fsf 1

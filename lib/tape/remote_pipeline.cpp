@@ -9,6 +9,7 @@
 #include <exception>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <utility>
 
 #include "remote_internal.hpp"
 
@@ -107,10 +108,12 @@ void RemoteTape::take_write_reply() {
 }
 
 void RemoteTape::fail_pipelined_writes(const rmt::Reply& failed) {
-  UnwrittenRecords::Records records;
-  auto keep = [&records](const InFlightWrite& w, std::size_t written) {
+  // Kept in refused_ rather than here: the connection may be lost while the
+  // replies below are taken (a server that gave up on a request cut short
+  // answers it and ends), and the records then still count as unwritten.
+  auto keep = [this](const InFlightWrite& w, std::size_t written) {
     auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + written);
-    if (!payload.empty()) records.emplace_back(payload.begin(), payload.end());
+    if (!payload.empty()) refused_.emplace_back(payload.begin(), payload.end());
   };
   const InFlightWrite& first = writes_in_flight_.front();
   std::size_t size = first.request.size() - first.header;
@@ -131,7 +134,7 @@ void RemoteTape::fail_pipelined_writes(const rmt::Reply& failed) {
   server_stopped_ = true;
   acknowledge_stop();
   throw UnwrittenRecords(failed.ok ? ENOSPC : failed.errnum, "write " + name(),
-                         std::move(records));
+                         std::exchange(refused_, {}));
 }
 
 void RemoteTape::settle(const std::string& action) {
@@ -146,7 +149,8 @@ void RemoteTape::settle(const std::string& action) {
 // A server that does not answer within 30 s, or is gone, leaves the rest
 // unanswered, and they are reported as not written.
 UnwrittenRecords::Records RemoteTape::settle_writes_on_loss() noexcept {
-  UnwrittenRecords::Records records;
+  // Refused before the loss: they come first, as they were written first.
+  UnwrittenRecords::Records records = std::exchange(refused_, {});
   if (writes_in_flight_.empty()) return records;
   Stream& s = streams_.front();
   s.link.to_child = Fd();

@@ -215,6 +215,11 @@ class RemoteTape final : public Tape {
     std::size_t header = 0;
   };
   std::deque<InFlightWrite> writes_in_flight_;
+  // Records a failed write left off the tape (its unwritten part, and the
+  // writes the server cancelled after it), gathered while the replies after
+  // the failure are taken. Whatever ends that (the UnwrittenRecords it
+  // throws, or a connection lost on the way) reports them first.
+  UnwrittenRecords::Records refused_;
   std::vector<std::string> spare_requests_;
   std::size_t write_bytes_in_flight_ = 0;
   std::size_t write_window_;  // bytes, grows up to max_window

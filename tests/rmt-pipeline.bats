@@ -103,6 +103,22 @@ read_volumes() {
   [ "$acknowledged" -le $((reached + doubt)) ] || fail "$acknowledged acknowledged, beyond $reached + $doubt"
 }
 
+@test "pipelined rmt: buffer --timeout hangs up at once on a server that stopped in the middle of a reply" {
+  # The replies pass through head, which lets through those to the open,
+  # the version probe and the pipeline (9 bytes) and to five records (7
+  # each), then two bytes of the sixth's; a byte more comes every 2 s and
+  # the reply never ends. A client that waited for it after the watchdog's
+  # stop (each byte renewing the wait) would run until the hang guard, 124.
+  printf '#!/bin/sh\n%s | { stdbuf -o0 head -c 46; while sleep 2; do printf 0; done; }\n' "$TK_BIN/rmt" >stalling-rmt
+  chmod +x stalling-rmt
+  RSH_STANDIN_SERVER=$PWD/stalling-rmt run --separate-stderr timeout -k 5 60 \
+    "$BUFFER" -s 10k --timeout 3 -i /dev/zero -o "localhost:$PWD/out"
+  assert_equal "$status" 254
+  local hung="^buffer \\(writer\\): the output hung: no block reached localhost:$PWD/out in 3 seconds \\(--timeout\\); 51200 bytes reached localhost:$PWD/out, up to ([0-9]+) more may have \\(([0-9]+) records? (was|were) in flight, not acknowledged\\), [0-9]+ queued bytes were not written\$"
+  [[ "${stderr_lines[-1]}" =~ $hung ]] || fail "${stderr_lines[-1]}"
+  assert_equal "${BASH_REMATCH[1]}" "$((BASH_REMATCH[2] * 10240))"
+}
+
 @test "pipelined rmt: --next-volume carries the cancelled writes to the next tape, nothing lost or written twice" {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/v.tap" --next-volume "$change_tape"

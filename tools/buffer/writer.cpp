@@ -53,8 +53,10 @@ Writer::Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const
       watchdog_(std::chrono::seconds(options.timeout_seconds),
                 [main = ::pthread_self()] {
                   // The abandon request interrupts the write; the flag
-                  // makes the writer say why.
+                  // makes the writer say why. A remote output's reply due
+                  // is not coming: the stop does not wait for it.
                   g_output_stalled = true;
+                  request_stop_at_once();
                   ::pthread_kill(main, SIGUSR1);
                 }) {
   note_volume_start();

@@ -197,6 +197,63 @@ cut_requests_server() {
   done
 }
 
+# A server whose replies pass through head: after $1 bytes of them the
+# reply channel closes, while rmt goes on writing every record sent to it
+# until its input ends. Later connections (a read-back's) reach a plain rmt,
+# or with $2 "down", nothing: the shell fails as ssh does for a host gone.
+# Background jobs read /dev/null unless told otherwise: hence fd 4.
+cut_replies_server() {
+  cat >cut-replies <<EOF
+#!/bin/sh
+if [ -e "$PWD/cut.once" ]; then
+  [ "$2" != down ] || exit 255
+  exec "$TK_BIN/rmt"
+fi
+: >"$PWD/cut.once"
+exec 3>&1 4<&0 >/dev/null
+"$TK_BIN/rmt" <&4 3>&- 4<&- | { stdbuf -o0 head -c $1 >&3; exec cat >/dev/null 3>&-; } 4<&- &
+exec 3>&- 4<&-
+wait
+EOF
+  chmod +x cut-replies
+  rm -f cut.once out
+}
+
+@test "pipelined rmt: when the reply channel closes, buffer says what was sent unconfirmed and a read-back counts it exactly" {
+  # The replies to the open, the version probe and the pipeline (9 bytes)
+  # and to 13 records (7 each) come; the rest are written but never told.
+  cut_replies_server 100
+  RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
+  assert_equal "$status" 254
+  local size
+  size=$(stat -c %s out)
+  assert_regex "$stderr" "localhost:$PWD/out: [1-9][0-9]* more bytes were sent; the server did not confirm them; a read-back found them all"
+  refute_regex "$stderr" "lost the last"
+  assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): $size bytes reached localhost:$PWD/out, [0-9]+ queued bytes were not written\$"
+  assert_equal "$(sha out)" "$(head -c "$size" in | sha)"
+
+  head -c 1024000 in >in.whole
+  cut_replies_server 100
+  RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$REBLOCK" -s 10k -i in.whole -o "localhost:$PWD/out"
+  assert_failure
+  assert_regex "$stderr" "the server did not confirm them, and a read-back found [0-9]+ of those bytes in the file"
+  [[ "$stderr" =~ after\ ([0-9]+)\ full\ records ]] || fail "$stderr"
+  assert_equal "$((BASH_REMATCH[1] * 10240))" "$(stat -c %s out)"
+}
+
+@test "pipelined rmt: when the reply channel closes and nothing can be read back, buffer counts the writes sent as unconfirmed, not lost" {
+  cut_replies_server 100 down
+  RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
+  assert_equal "$status" 254
+  refute_regex "$stderr" "lost the last|read-back"
+  local sent_re="localhost:$PWD/out: ([0-9]+) more bytes were sent; the server did not confirm them"
+  [[ "$stderr" =~ $sent_re ]] || fail "$stderr"
+  local sent=${BASH_REMATCH[1]}
+  # 13 records were confirmed; every one sent reached the file.
+  assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): 133120 bytes reached localhost:$PWD/out, up to $sent more may have \\([0-9]+ records? (was|were) in flight, not acknowledged\\), [0-9]+ queued bytes were not written\$"
+  assert_equal "$(stat -c %s out)" "$((133120 + sent))"
+}
+
 @test "pipelined rmt: read-ahead stops at the filemark, so mt status after buffer -i shows what plain reads leave" {
   three_archives "localhost:$PWD"
   "$MT" -f "localhost:$PWD/t.tap" fsf 1

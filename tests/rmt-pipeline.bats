@@ -119,6 +119,21 @@ read_volumes() {
   assert_equal "${BASH_REMATCH[1]}" "$((BASH_REMATCH[2] * 10240))"
 }
 
+@test "pipelined rmt: buffer --timeout gives up at once on a remote input whose server stopped in the middle of a record" {
+  # As above, reading: the replies stop 200000 bytes in, inside a record,
+  # and a byte more comes every 2 s.
+  printf '#!/bin/sh\n%s | { stdbuf -o0 head -c 200000; while sleep 2; do printf 0; done; }\n' "$TK_BIN/rmt" >stalling-rmt
+  chmod +x stalling-rmt
+  random_mib 3 8 >big
+  RSH_STANDIN_SERVER=$PWD/stalling-rmt run --separate-stderr timeout -k 5 60 \
+    "$BUFFER" -s 10k --timeout 3 -i "localhost:$PWD/big" -o back
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[0]}" "buffer (reader): the input hung: no data came from localhost:$PWD/big in 3 seconds (--timeout); what was read is written out"
+  # A stop, not a lost connection (which would wait for the shell to end).
+  refute_regex "$stderr" "failed to read input"
+  assert_equal "$(sha back)" "$(head -c "$(stat -c %s back)" big | sha)"
+}
+
 @test "pipelined rmt: --next-volume carries the cancelled writes to the next tape, nothing lost or written twice" {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/v.tap" --next-volume "$change_tape"

@@ -230,6 +230,12 @@ std::size_t RemoteTape::take_read_reply(std::span<std::byte> buf) {
   const std::size_t stream = (taken_ - 1) % streams_.size();
   try {
     got = reply_in_->read_exact(buf.first(n));
+  } catch (const Interrupted&) {
+    // A stop, as in receive(): the rest of the record may still come, so
+    // the session cannot go on, and close() hangs up at once; the link is
+    // not lost, and a server that hung would not let its shell end.
+    broken_ = true;
+    throw;
   } catch (const Error& e) {
     lose_connection("read", e.what(), stream);
   }

@@ -109,7 +109,10 @@ read_volumes() {
   # each), then two bytes of the sixth's; a byte more comes every 2 s and
   # the reply never ends. A client that waited for it after the watchdog's
   # stop (each byte renewing the wait) would run until the hang guard, 124.
-  printf '#!/bin/sh\n%s | { stdbuf -o0 head -c 46; while sleep 2; do printf 0; done; }\n' "$TK_BIN/rmt" >stalling-rmt
+  # cat takes the rest of the replies, so that rmt keeps taking requests
+  # and the writer waits for that reply, not for room in the link.
+  printf '#!/bin/sh\n%s | { stdbuf -o0 head -c 46; { while sleep 2; do printf 0; done; } & exec cat >/dev/null; }\n' \
+    "$TK_BIN/rmt" >stalling-rmt
   chmod +x stalling-rmt
   RSH_STANDIN_SERVER=$PWD/stalling-rmt run --separate-stderr timeout -k 5 60 \
     "$BUFFER" -s 10k --timeout 3 -i /dev/zero -o "localhost:$PWD/out"

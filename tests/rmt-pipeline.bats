@@ -259,7 +259,7 @@ EOF
   assert_equal "$((BASH_REMATCH[1] * 10240))" "$(stat -c %s out)"
 }
 
-@test "pipelined rmt: when the reply channel closes and nothing can be read back, buffer counts the writes sent as unconfirmed, not lost" {
+@test "pipelined rmt: when the reply channel closes and nothing can be read back, buffer and reblock count the confirmed writes and say the rest were sent, not lost" {
   cut_replies_server 100 down
   RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
   assert_equal "$status" 254
@@ -270,6 +270,15 @@ EOF
   # 13 records were confirmed; every one sent reached the file.
   assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): 133120 bytes reached localhost:$PWD/out, up to $sent more may have \\([0-9]+ records? (was|were) in flight, not acknowledged\\), [0-9]+ queued bytes were not written\$"
   assert_equal "$(stat -c %s out)" "$((133120 + sent))"
+
+  # reblock counts the confirmed records, and says how many more were sent.
+  head -c 1024000 in >in.whole
+  cut_replies_server 100 down
+  RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$REBLOCK" -s 10k -i in.whole -o "localhost:$PWD/out"
+  assert_failure
+  local more_re="; 13 records are on the tape, ([0-9]+) more \(([0-9]+) bytes\) were sent; the server did not confirm them after 13 full records of 10240 bytes: "
+  [[ "$stderr" =~ $more_re ]] || fail "$stderr"
+  assert_equal "$(stat -c %s out)" "$((133120 + BASH_REMATCH[2]))"
 }
 
 @test "pipelined rmt: read-ahead stops at the filemark, so mt status after buffer -i shows what plain reads leave" {

@@ -17,14 +17,26 @@
 
 namespace tk {
 namespace {
-// The one piece of mutable global state the library keeps: a signal flag.
+// The one piece of mutable global state the library keeps: the signal
+// flags of a stop and of its kind.
 std::atomic<bool> stop_flag{false};
+std::atomic<bool> at_once_flag{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 }  // namespace
 
 void request_stop() noexcept { stop_flag.store(true, std::memory_order_relaxed); }
 bool stop_requested() noexcept { return stop_flag.load(std::memory_order_relaxed); }
-void clear_stop() noexcept { stop_flag.store(false, std::memory_order_relaxed); }
+void request_stop_at_once() noexcept {
+  at_once_flag.store(true, std::memory_order_relaxed);
+  stop_flag.store(true, std::memory_order_relaxed);
+}
+bool stop_at_once_requested() noexcept {
+  return stop_requested() && at_once_flag.load(std::memory_order_relaxed);
+}
+void clear_stop() noexcept {
+  stop_flag.store(false, std::memory_order_relaxed);
+  at_once_flag.store(false, std::memory_order_relaxed);
+}
 
 void throw_syscall_error(std::string context) {
   if (errno == EINTR) throw Interrupted(std::move(context));

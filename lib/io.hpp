@@ -19,6 +19,12 @@ namespace tk {
 // retrying after EINTR. Async-signal-safe.
 void request_stop() noexcept;
 bool stop_requested() noexcept;
+// A stop because the peer was found hung (a watchdog's): also ends a
+// client's wait for a reply already due, which an ordinary stop grants a
+// grace (rmt::FdSource), since that reply is not coming. Async-signal-safe.
+void request_stop_at_once() noexcept;
+bool stop_at_once_requested() noexcept;
+// Clears both kinds of stop.
 void clear_stop() noexcept;
 
 // Thrown when a blocking call was interrupted after request_stop().

@@ -103,6 +103,40 @@ read_volumes() {
   [ "$acknowledged" -le $((reached + doubt)) ] || fail "$acknowledged acknowledged, beyond $reached + $doubt"
 }
 
+@test "pipelined rmt: buffer --timeout hangs up at once on a server that stopped in the middle of a reply" {
+  # The replies pass through head, which lets through those to the open,
+  # the version probe and the pipeline (9 bytes) and to five records (7
+  # each), then two bytes of the sixth's; a byte more comes every 2 s and
+  # the reply never ends. A client that waited for it after the watchdog's
+  # stop (each byte renewing the wait) would run until the hang guard, 124.
+  # cat takes the rest of the replies, so that rmt keeps taking requests
+  # and the writer waits for that reply, not for room in the link.
+  printf '#!/bin/sh\n%s | { stdbuf -o0 head -c 46; { while sleep 2; do printf 0; done; } & exec cat >/dev/null; }\n' \
+    "$TK_BIN/rmt" >stalling-rmt
+  chmod +x stalling-rmt
+  RSH_STANDIN_SERVER=$PWD/stalling-rmt run --separate-stderr timeout -k 5 60 \
+    "$BUFFER" -s 10k --timeout 3 -i /dev/zero -o "localhost:$PWD/out"
+  assert_equal "$status" 254
+  local hung="^buffer \\(writer\\): the output hung: no block reached localhost:$PWD/out in 3 seconds \\(--timeout\\); 51200 bytes reached localhost:$PWD/out, up to ([0-9]+) more may have \\(([0-9]+) records? (was|were) in flight, not acknowledged\\), [0-9]+ queued bytes were not written\$"
+  [[ "${stderr_lines[-1]}" =~ $hung ]] || fail "${stderr_lines[-1]}"
+  assert_equal "${BASH_REMATCH[1]}" "$((BASH_REMATCH[2] * 10240))"
+}
+
+@test "pipelined rmt: buffer --timeout gives up at once on a remote input whose server stopped in the middle of a record" {
+  # As above, reading: the replies stop 200000 bytes in, inside a record,
+  # and a byte more comes every 2 s.
+  printf '#!/bin/sh\n%s | { stdbuf -o0 head -c 200000; while sleep 2; do printf 0; done; }\n' "$TK_BIN/rmt" >stalling-rmt
+  chmod +x stalling-rmt
+  random_mib 3 8 >big
+  RSH_STANDIN_SERVER=$PWD/stalling-rmt run --separate-stderr timeout -k 5 60 \
+    "$BUFFER" -s 10k --timeout 3 -i "localhost:$PWD/big" -o back
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[0]}" "buffer (reader): the input hung: no data came from localhost:$PWD/big in 3 seconds (--timeout); what was read is written out"
+  # A stop, not a lost connection (which would wait for the shell to end).
+  refute_regex "$stderr" "failed to read input"
+  assert_equal "$(sha back)" "$(head -c "$(stat -c %s back)" big | sha)"
+}
+
 @test "pipelined rmt: --next-volume carries the cancelled writes to the next tape, nothing lost or written twice" {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/v.tap" --next-volume "$change_tape"
@@ -144,6 +178,107 @@ three_archives() {
     tar -c -b 20 -f - -C "src$i" . | "$BUFFER" -s 10k -o "$1/t.tap"
   done
   "$MT" -f "$1/t.tap" rewind
+}
+
+# A server whose request stream ends after $1 bytes, as when the link is cut
+# in the middle of a record: rmt answers the W it cannot finish with E5 and
+# ends. stdbuf: head writes through stdio, which would hold the first
+# requests back until it had a buffer's worth, and the open would wait.
+cut_requests_server() {
+  printf '#!/bin/sh\nstdbuf -o0 head -c %s | %s --debug-log %s\n' "$1" "$TK_BIN/rmt" "$PWD/cut.debug" >cut-rmt
+  chmod +x cut-rmt
+  rm -f cut.debug out
+}
+
+@test "pipelined rmt: a request stream cut mid-record leaves buffer and reblock counting exactly what reached the file" {
+  local cut size
+  # Within the first record, and after some, with replies still due.
+  for cut in 5000 50001 150000 250000; do
+    cut_requests_server "$cut"
+    RSH_STANDIN_SERVER=$PWD/cut-rmt run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
+    assert_equal "$status" 254
+    grep -qx 'E5' cut.debug || fail "cut at $cut: rmt did not refuse a record: $(cat cut.debug)"
+    size=$(stat -c %s out)
+    assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): $size bytes reached localhost:$PWD/out, [0-9]+ queued bytes were not written\$"
+    # 1.19's line, when the failure met a write, counts the same.
+    if [[ "$stderr" == *"total written"* ]]; then
+      assert_regex "$stderr" "total written +$((size / 1024))K"
+    fi
+    assert_equal "$(sha out)" "$(head -c "$size" in | sha)"
+
+    cut_requests_server "$cut"
+    RSH_STANDIN_SERVER=$PWD/cut-rmt run --separate-stderr "$REBLOCK" -s 10k -i in -o "localhost:$PWD/out"
+    assert_failure
+    grep -qx 'E5' cut.debug || fail "cut at $cut: rmt did not refuse a record: $(cat cut.debug)"
+    [[ "$stderr" =~ after\ ([0-9]+)\ full\ records ]] || fail "$stderr"
+    assert_equal "$((BASH_REMATCH[1] * 10240))" "$(stat -c %s out)"
+  done
+}
+
+# A server whose replies pass through head: after $1 bytes of them the
+# reply channel closes, while rmt goes on writing every record sent to it
+# until its input ends. Later connections (a read-back's) reach a plain rmt,
+# or with $2 "down", nothing: the shell fails as ssh does for a host gone.
+# Background jobs read /dev/null unless told otherwise: hence fd 4.
+cut_replies_server() {
+  cat >cut-replies <<EOF
+#!/bin/sh
+if [ -e "$PWD/cut.once" ]; then
+  [ "$2" != down ] || exit 255
+  exec "$TK_BIN/rmt"
+fi
+: >"$PWD/cut.once"
+exec 3>&1 4<&0 >/dev/null
+"$TK_BIN/rmt" <&4 3>&- 4<&- | { stdbuf -o0 head -c $1 >&3; exec cat >/dev/null 3>&-; } 4<&- &
+exec 3>&- 4<&-
+wait
+EOF
+  chmod +x cut-replies
+  rm -f cut.once out
+}
+
+@test "pipelined rmt: when the reply channel closes, buffer says what was sent unconfirmed and a read-back counts it exactly" {
+  # The replies to the open, the version probe and the pipeline (9 bytes)
+  # and to 13 records (7 each) come; the rest are written but never told.
+  cut_replies_server 100
+  RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
+  assert_equal "$status" 254
+  local size
+  size=$(stat -c %s out)
+  assert_regex "$stderr" "localhost:$PWD/out: [1-9][0-9]* more bytes were sent; the server did not confirm them; a read-back found them all"
+  refute_regex "$stderr" "lost the last"
+  assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): $size bytes reached localhost:$PWD/out, [0-9]+ queued bytes were not written\$"
+  assert_equal "$(sha out)" "$(head -c "$size" in | sha)"
+
+  head -c 1024000 in >in.whole
+  cut_replies_server 100
+  RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$REBLOCK" -s 10k -i in.whole -o "localhost:$PWD/out"
+  assert_failure
+  assert_regex "$stderr" "the server did not confirm them, and a read-back found [0-9]+ of those bytes in the file"
+  [[ "$stderr" =~ after\ ([0-9]+)\ full\ records ]] || fail "$stderr"
+  assert_equal "$((BASH_REMATCH[1] * 10240))" "$(stat -c %s out)"
+}
+
+@test "pipelined rmt: when the reply channel closes and nothing can be read back, buffer and reblock count the confirmed writes and say the rest were sent, not lost" {
+  cut_replies_server 100 down
+  RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
+  assert_equal "$status" 254
+  refute_regex "$stderr" "lost the last|read-back"
+  local sent_re="localhost:$PWD/out: ([0-9]+) more bytes were sent; the server did not confirm them"
+  [[ "$stderr" =~ $sent_re ]] || fail "$stderr"
+  local sent=${BASH_REMATCH[1]}
+  # 13 records were confirmed; every one sent reached the file.
+  assert_regex "${stderr_lines[-1]}" "^buffer \\(writer\\): 133120 bytes reached localhost:$PWD/out, up to $sent more may have \\([0-9]+ records? (was|were) in flight, not acknowledged\\), [0-9]+ queued bytes were not written\$"
+  assert_equal "$(stat -c %s out)" "$((133120 + sent))"
+
+  # reblock counts the confirmed records, and says how many more were sent.
+  head -c 1024000 in >in.whole
+  cut_replies_server 100 down
+  RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$REBLOCK" -s 10k -i in.whole -o "localhost:$PWD/out"
+  assert_failure
+  local more_re="; 13 records are on the tape, ([0-9]+) more \(([0-9]+) bytes\) were sent; the server did not confirm them after 13 full records of 10240 bytes: "
+  [[ "$stderr" =~ $more_re ]] || fail "$stderr"
+  assert_equal "$(stat -c %s out)" "$((133120 + BASH_REMATCH[2]))"
 }
 
 @test "pipelined rmt: read-ahead stops at the filemark, so mt status after buffer -i shows what plain reads leave" {

@@ -25,7 +25,8 @@ bool FdSource::watch_for_input(Clock::time_point start) {
   do {
     // A stop requested now must end a server's wait, as it would have
     // interrupted the sleep that watching replaces.
-    if (stop_ends_wait_ && stop_requested()) throw Interrupted("read " + name_);
+    if ((stop_ends_wait_ && stop_requested()) || stop_at_once_requested())
+      throw Interrupted("read " + name_);
     pollfd pfd{fd_, POLLIN, 0};
     int n = ::poll(&pfd, 1, 0);
     if (n > 0) return true;  // data, or the peer hung up: read says which
@@ -55,7 +56,7 @@ void FdSource::wait_for_input() {
   };
   for (;;) {
     const bool stopping = stop_requested();
-    if (stopping && stop_ends_wait_) throw Interrupted("read " + name_);
+    if (stopping && (stop_ends_wait_ || stop_at_once_requested())) throw Interrupted("read " + name_);
     int wait_ms = deadline ? ms_until(*deadline) : -1;
     if (stopping) {
       if (!give_up) give_up = Clock::now() + stop_grace;
@@ -63,7 +64,7 @@ void FdSource::wait_for_input() {
     }
     // A signal that lands between the check above and poll() would not
     // interrupt it; looking again every second bounds that to a second.
-    if (stop_ends_wait_ && (wait_ms < 0 || wait_ms > 1000)) wait_ms = 1000;
+    if (wait_ms < 0 || wait_ms > 1000) wait_ms = 1000;
     pollfd pfd{fd_, POLLIN, 0};
     int n = ::poll(&pfd, 1, wait_ms);
     if (n > 0) return;

@@ -40,7 +40,9 @@ class FdSource final : public ByteSource {
   // input with Interrupted. A server's wait is for the next request, so yes.
   // A client's is for the reply to a request already sent: giving up would
   // leave the reply in the pipe to be taken for the next one's, so a client
-  // keeps waiting, for up to stop_grace after the stop, then gives up.
+  // keeps waiting, for up to stop_grace after the stop, then gives up; at
+  // once when the stop says the peer hung (request_stop_at_once), since
+  // that reply is not coming and the session is given up either way.
   void set_stop_ends_wait(bool yes) noexcept { stop_ends_wait_ = yes; }
   static constexpr std::chrono::seconds stop_grace{10};
   std::size_t read_some(std::span<std::byte> buf) override;

@@ -87,9 +87,20 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
                         ? ""
                         : "; the " + shell_ + " ended with " + describe_wait_status(status);
   std::string text = action + " " + name() + ": " + why + how;
-  if (unwritten.empty()) throw Error(EIO, text);
+  if (unconfirmed_.records > 0) resolve_unconfirmed(unwritten);
+  if (unwritten.empty() && unconfirmed_.records == 0) throw Error(EIO, text);
   text += "; " + std::to_string(records_on_tape_) +
           (records_on_tape_ == 1 ? " record is" : " records are") + " on the tape";
+  if (unconfirmed_.records > 0) {
+    text += std::string(unconfirmed_.bytes_there ? ": " : ", ") +
+            std::to_string(unconfirmed_.records) + " more (" + std::to_string(unconfirmed_.bytes) +
+            " bytes) were sent; the server did not confirm them";
+    if (unconfirmed_.bytes_there)
+      text += ", and a read-back found " + std::to_string(*unconfirmed_.bytes_there) +
+              " of those bytes in the file";
+  }
+  // Even with nothing known to be lost, a LostWrites: the caller's count of
+  // what reached the tape has to be looked at again.
   throw UnwrittenRecords(EIO, text, std::move(unwritten));
 }
 

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <fcntl.h>
+#include <optional>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <utility>
 
 #include "remote_internal.hpp"
 
@@ -101,16 +104,19 @@ void RemoteTape::take_write_reply() {
   std::size_t size = w.request.size() - w.header;
   if (!r.ok || static_cast<std::uint64_t>(r.value) != size) fail_pipelined_writes(r);
   ++records_on_tape_;
+  bytes_on_tape_ += size;
   write_bytes_in_flight_ -= size;
   if (spare_requests_.size() < 8) spare_requests_.push_back(std::move(w.request));
   writes_in_flight_.pop_front();
 }
 
 void RemoteTape::fail_pipelined_writes(const rmt::Reply& failed) {
-  UnwrittenRecords::Records records;
-  auto keep = [&records](const InFlightWrite& w, std::size_t written) {
+  // Kept in refused_ rather than here: the connection may be lost while the
+  // replies below are taken (a server that gave up on a request cut short
+  // answers it and ends), and the records then still count as unwritten.
+  auto keep = [this](const InFlightWrite& w, std::size_t written) {
     auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + written);
-    if (!payload.empty()) records.emplace_back(payload.begin(), payload.end());
+    if (!payload.empty()) refused_.emplace_back(payload.begin(), payload.end());
   };
   const InFlightWrite& first = writes_in_flight_.front();
   std::size_t size = first.request.size() - first.header;
@@ -119,19 +125,25 @@ void RemoteTape::fail_pipelined_writes(const rmt::Reply& failed) {
                                                                     static_cast<std::int64_t>(size)))
                 : 0;
   keep(first, written);
+  bytes_on_tape_ += written;
   writes_in_flight_.pop_front();
   // The server cancels every write after the failed one; a reply that says
   // otherwise (no server of ours sends it) still means the record is there.
   for (; !writes_in_flight_.empty(); writes_in_flight_.pop_front()) {
     rmt::Reply r = receive("write");
     const InFlightWrite& w = writes_in_flight_.front();
-    if (!r.ok || static_cast<std::uint64_t>(r.value) != w.request.size() - w.header) keep(w, 0);
+    if (!r.ok || static_cast<std::uint64_t>(r.value) != w.request.size() - w.header) {
+      keep(w, 0);
+    } else {
+      ++records_on_tape_;
+      bytes_on_tape_ += w.request.size() - w.header;
+    }
   }
   write_bytes_in_flight_ = 0;
   server_stopped_ = true;
   acknowledge_stop();
   throw UnwrittenRecords(failed.ok ? ENOSPC : failed.errnum, "write " + name(),
-                         std::move(records));
+                         std::exchange(refused_, {}));
 }
 
 void RemoteTape::settle(const std::string& action) {
@@ -143,16 +155,23 @@ void RemoteTape::settle(const std::string& action) {
 // What was sent whole still reaches the server, which answers each request
 // before it sees the end of its input: once the link to it is closed, the
 // answers that come say exactly which of those records are on the tape.
-// A server that does not answer within 30 s, or is gone, leaves the rest
-// unanswered, and they are reported as not written.
+// One refused (or written in part) ends them: the server cancels every
+// write after a failed one, so the rest are not on the tape either. When
+// the answers end without one (the server, or only its replies, are gone,
+// or none came within 30 s), the writes left were sent whole and nobody
+// has said whether they arrived: they stay in flight, unconfirmed.
 UnwrittenRecords::Records RemoteTape::settle_writes_on_loss() noexcept {
-  UnwrittenRecords::Records records;
+  // Refused before the loss: they come first, as they were written first.
+  UnwrittenRecords::Records records = std::exchange(refused_, {});
   if (writes_in_flight_.empty()) return records;
   Stream& s = streams_.front();
   s.link.to_child = Fd();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::optional<std::size_t> refused_after;  // bytes of the refused record that were written
+  // After a refused write the server cancels every later one.
+  if (!records.empty()) refused_after = 0;
   try {
-    while (!writes_in_flight_.empty() && s.link.from_child.valid()) {
+    while (!refused_after && !writes_in_flight_.empty() && s.link.from_child.valid()) {
       if (!s.in->buffered()) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
@@ -162,20 +181,88 @@ UnwrittenRecords::Records RemoteTape::settle_writes_on_loss() noexcept {
       }
       rmt::Reply r = rmt::read_reply(*s.in);
       const InFlightWrite& w = writes_in_flight_.front();
-      if (!r.ok || static_cast<std::uint64_t>(r.value) != w.request.size() - w.header) break;
+      const std::size_t size = w.request.size() - w.header;
+      if (!r.ok || static_cast<std::uint64_t>(r.value) != size) {
+        refused_after = r.ok ? static_cast<std::size_t>(std::clamp<std::int64_t>(
+                                   r.value, 0, static_cast<std::int64_t>(size)))
+                             : 0;
+        break;
+      }
       ++records_on_tape_;
+      bytes_on_tape_ += size;
+      write_bytes_in_flight_ -= size;
       writes_in_flight_.pop_front();
     }
   } catch (const std::exception&) {
     // The end of the answers: the link or the server is gone.
   }
+  if (!refused_after) {
+    unconfirmed_.records = writes_in_flight_.size();
+    unconfirmed_.bytes = write_bytes_in_flight_;
+    return records;
+  }
+  std::size_t skip = *refused_after;
+  bytes_on_tape_ += skip;
   for (const InFlightWrite& w : writes_in_flight_) {
-    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header);
-    records.emplace_back(payload.begin(), payload.end());
+    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + std::exchange(skip, 0));
+    if (!payload.empty()) records.emplace_back(payload.begin(), payload.end());
   }
   writes_in_flight_.clear();
   write_bytes_in_flight_ = 0;
   return records;
+}
+
+std::optional<std::uint64_t> RemoteTape::read_back_size() const noexcept {
+  if ((flags_ & O_TRUNC) == 0 || (flags_ & O_ACCMODE) == O_RDONLY) return std::nullopt;
+  try {
+    // Not even opened again: a device (opening a tape drive may move or
+    // load the tape), or a virtual tape, which has records, not a size.
+    const std::string path = parse_remote_name(name()).path;
+    if (path.starts_with("/dev/") || (path.ends_with(".tap") && !options_.plain_remote))
+      return std::nullopt;
+    OpenOptions how = options_;
+    how.streams = 1;
+    how.warn = nullptr;
+    RemoteTape file(name(), O_RDONLY, how);
+    // A tape, or a virtual tape, answers its status; lseek there says
+    // nothing about what was written. A plain file has no status.
+    try {
+      file.status();
+      return std::nullopt;
+    } catch (const Error& e) {
+      if (e.errnum() != ENOTTY) return std::nullopt;
+    }
+    std::int64_t end = file.seek(0, SEEK_END);
+    file.close();
+    if (end < 0) return std::nullopt;
+    return static_cast<std::uint64_t>(end);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the host, its shell or its rmt cannot be asked
+  }
+}
+
+void RemoteTape::resolve_unconfirmed(UnwrittenRecords::Records& records) {
+  if (writes_in_flight_.empty()) return;
+  std::optional<std::uint64_t> size = read_back_size();
+  // A file shorter than what was answered, or longer than all that was
+  // sent, was written by someone else too: it says nothing about ours.
+  if (!size || *size < bytes_on_tape_ || *size - bytes_on_tape_ > write_bytes_in_flight_) return;
+  std::uint64_t arrived = *size - bytes_on_tape_;
+  unconfirmed_.bytes_there = arrived;
+  bytes_on_tape_ += arrived;
+  for (const InFlightWrite& w : writes_in_flight_) {
+    const std::size_t length = w.request.size() - w.header;
+    const std::size_t there = static_cast<std::size_t>(std::min<std::uint64_t>(arrived, length));
+    arrived -= there;
+    if (there == length) {
+      ++records_on_tape_;
+      continue;
+    }
+    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + there);
+    records.emplace_back(payload.begin(), payload.end());
+  }
+  writes_in_flight_.clear();
+  write_bytes_in_flight_ = 0;
 }
 
 }  // namespace tk

@@ -75,6 +75,9 @@ void RemoteTape::settle_reads(const std::string& action) {
       const std::size_t stream = (taken_ - 1) % streams_.size();
       try {
         got = reply_in_->discard(static_cast<std::uint64_t>(r.value));
+      } catch (const Interrupted&) {
+        broken_ = true;  // as in take_read_reply()
+        throw;
       } catch (const Error& e) {
         lose_connection(action, e.what(), stream);
       }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <optional>
 #include <unistd.h>
+#include <utility>
 
 #include "remote_internal.hpp"
 
@@ -233,7 +234,8 @@ void RemoteTape::lose_stream(int stream, const std::string& action, const std::s
                                         : "stream " + std::to_string(stream + 1) + " of " +
                                               std::to_string(n);
   std::string text = action + " " + name() + ": " + which_stream + " lost (" + why + how + ")";
-  UnwrittenRecords::Records records;
+  // What a failed write left off the tape before the loss is known unwritten.
+  UnwrittenRecords::Records records = std::exchange(refused_, {});
   if (reading_ && writes_in_flight_.empty()) {
     text += "; " + std::to_string(records_read_) +
             (records_read_ == 1 ? " record was" : " records were") + " read";

@@ -99,6 +99,8 @@ RemoteName parse_remote_name(const std::string& name) {
 RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& options)
     : Tape(name), write_window_(initial_write_window), read_window_(initial_read_window) {
   RemoteName rn = parse_remote_name(name);
+  options_ = options;
+  flags_ = flags;
   connect_timeout_ = connect_timeout_seconds(options);
   pipelined_writes_ = options.pipelined_writes;
   streams_wanted_ = std::clamp(options.streams, 0, static_cast<int>(rmt::max_streams));
@@ -228,6 +230,12 @@ std::size_t RemoteTape::take_read_reply(std::span<std::byte> buf) {
   const std::size_t stream = (taken_ - 1) % streams_.size();
   try {
     got = reply_in_->read_exact(buf.first(n));
+  } catch (const Interrupted&) {
+    // A stop, as in receive(): the rest of the record may still come, so
+    // the session cannot go on, and close() hangs up at once; the link is
+    // not lost, and a server that hung would not let its shell end.
+    broken_ = true;
+    throw;
   } catch (const Error& e) {
     lose_connection("read", e.what(), stream);
   }
@@ -247,9 +255,10 @@ void RemoteTape::write(std::span<const std::byte> data) {
   rmt::Reply r = receive("write");
   if (!r.ok) throw Error(r.errnum, "write " + name());
   ++records_on_tape_;
-  if (static_cast<std::uint64_t>(r.value) != data.size())
-    throw Error(ENOSPC, "write " + name(),
-                static_cast<std::size_t>(std::min<std::int64_t>(r.value, static_cast<std::int64_t>(data.size()))));
+  const auto written = static_cast<std::size_t>(
+      std::min<std::int64_t>(r.value, static_cast<std::int64_t>(data.size())));
+  bytes_on_tape_ += written;
+  if (written != data.size()) throw Error(ENOSPC, "write " + name(), written);
 }
 
 void RemoteTape::op(MtOp op, int count) {

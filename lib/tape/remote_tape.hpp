@@ -78,6 +78,18 @@ class RemoteTape final : public Tape {
   // filemark, exactly as if close() had met it; false then (ask nothing:
   // the session may be gone), and when the session is broken or closed.
   bool settle_before_close() noexcept;
+  // After the connection was lost: the writes that had been sent whole but
+  // that the server never answered, and how many of their bytes a read-back
+  // through a new connection found in the file. Only a plain file that the
+  // open truncated is read back; otherwise bytes_there is not known and the
+  // writes stay in flight (writes_in_flight()). Read back, those in the file
+  // count as on the tape and the others as unwritten.
+  struct Unconfirmed {
+    std::uint64_t records = 0;
+    std::uint64_t bytes = 0;
+    std::optional<std::uint64_t> bytes_there;
+  };
+  const Unconfirmed& unconfirmed() const noexcept { return unconfirmed_; }
 
  private:
   enum class Version { unknown, v0, v1 };
@@ -97,9 +109,17 @@ class RemoteTape final : public Tape {
   [[noreturn]] void lose_connection(const std::string& action, const std::string& why,
                                     std::size_t stream = 0);
   // When the one connection is lost with writes in flight: takes the answers
-  // the server still sends and returns the records not answered, which did
-  // not reach the tape (as far as anyone can tell).
+  // the server still sends and returns the records it refused or cancelled,
+  // which did not reach the tape. Those sent whole and never answered stay
+  // in flight, counted in unconfirmed_.
   UnwrittenRecords::Records settle_writes_on_loss() noexcept;
+  // Once the shells are gone: how many bytes the file holds, asked through
+  // a new connection, when that says which unconfirmed writes arrived (a
+  // plain file the open truncated; a device or a virtual tape says nothing).
+  std::optional<std::uint64_t> read_back_size() const noexcept;
+  // Moves the unconfirmed writes, by the read-back, to the tape or to
+  // `records`; leaves them in flight when there is none or it cannot be right.
+  void resolve_unconfirmed(UnwrittenRecords::Records& records);
   // Closes every link and reaps the remote shells, which are given 30 s to
   // see the end of their input unless `at_once`; returns the wait status
   // of stream `which`'s (-1 when there was none or it could not be reaped).
@@ -184,6 +204,10 @@ class RemoteTape final : public Tape {
   int streams_wanted_ = 1;                   // 0: auto
   std::uint64_t stream_rate_ = 0;
   std::uint64_t records_on_tape_ = 0;  // writes answered since the open
+  std::uint64_t bytes_on_tape_ = 0;    // and their bytes
+  Unconfirmed unconfirmed_;
+  OpenOptions options_;  // the open's, for a read-back
+  int flags_ = 0;        // the open's
   std::uint64_t records_read_ = 0;     // records handed to the caller since the open
   bool reading_ = false;               // the last record asked for was a read
   std::string shell_;  // the remote shell and host, for diagnostics
@@ -215,6 +239,11 @@ class RemoteTape final : public Tape {
     std::size_t header = 0;
   };
   std::deque<InFlightWrite> writes_in_flight_;
+  // Records a failed write left off the tape (its unwritten part, and the
+  // writes the server cancelled after it), gathered while the replies after
+  // the failure are taken. Whatever ends that (the UnwrittenRecords it
+  // throws, or a connection lost on the way) reports them first.
+  UnwrittenRecords::Records refused_;
   std::vector<std::string> spare_requests_;
   std::size_t write_bytes_in_flight_ = 0;
   std::size_t write_window_;  // bytes, grows up to max_window

@@ -54,7 +54,10 @@ class Reader {
         input_limit_(options.input_rate),
         watchdog_(std::chrono::seconds(options.timeout_seconds), [main = ::pthread_self()] {
           // The input's stop request interrupts the read; the flag says why.
+          // A remote input's reply due is not coming: the stop does not
+          // wait for it.
           g_input_stalled = true;
+          request_stop_at_once();
           ::pthread_kill(main, SIGUSR2);
         }) {
     if (input_) size_bounce();

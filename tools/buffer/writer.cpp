@@ -53,8 +53,10 @@ Writer::Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const
       watchdog_(std::chrono::seconds(options.timeout_seconds),
                 [main = ::pthread_self()] {
                   // The abandon request interrupts the write; the flag
-                  // makes the writer say why.
+                  // makes the writer say why. A remote output's reply due
+                  // is not coming: the stop does not wait for it.
                   g_output_stalled = true;
+                  request_stop_at_once();
                   ::pthread_kill(main, SIGUSR1);
                 }) {
   note_volume_start();
@@ -265,9 +267,29 @@ std::string Writer::take_back_lost(const Error& e) {
   written_ -= bytes;
   per_volume_.back() -= bytes;
   ring_.set_bytes_out(written_);
-  return "buffer (writer): " + output_->name() + " lost the last " +
-         std::to_string(lost->bytes_lost()) + " bytes it had accepted: " +
-         strerror_text(lost->cause()) + "\n";
+  // A remote output's lost connection may leave writes that were sent but
+  // never answered: not known to be lost (they may all be there), so they
+  // are said as such; those a read-back did not find are lost among the rest.
+  std::string text;
+  std::uint64_t not_found = 0;
+  const auto* remote = dynamic_cast<const RemoteTape*>(output_.get());
+  if (remote != nullptr && remote->unconfirmed().records > 0) {
+    const RemoteTape::Unconfirmed& sent = remote->unconfirmed();
+    text = "buffer (writer): " + output_->name() + ": " + std::to_string(sent.bytes) +
+           " more bytes were sent; the server did not confirm them";
+    if (sent.bytes_there) {
+      not_found = sent.bytes - *sent.bytes_there;
+      text += *sent.bytes_there == sent.bytes
+                  ? "; a read-back found them all"
+                  : "; a read-back found " + std::to_string(*sent.bytes_there) + " of them";
+    }
+    text += "\n";
+  }
+  const std::uint64_t refused = lost->bytes_lost() - std::min(not_found, lost->bytes_lost());
+  if (refused > 0)
+    text += "buffer (writer): " + output_->name() + " lost the last " + std::to_string(refused) +
+            " bytes it had accepted: " + strerror_text(lost->cause()) + "\n";
+  return text;
 }
 
 std::string Writer::close_after_stop() {

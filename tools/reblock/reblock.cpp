@@ -13,6 +13,7 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
+#include "../../lib/tape/remote_tape.hpp"
 
 namespace tk::reblock {
 namespace {
@@ -110,7 +111,7 @@ class Reblocker {
     try {
       out_.write({buffer_.get() + offset, length});
     } catch (const Error& e) {
-      take_back_lost(e, totals_);
+      take_back_lost(e, out_, totals_);
       // Say how much of the output can be trusted: the records before this one.
       std::string context = e.context() + reached_text(options_, totals_);
       if (e.bytes_done() > 0)
@@ -163,13 +164,20 @@ std::string reached_text(const Options& options, const Totals& totals) {
          std::to_string(options.size) + " bytes";
 }
 
-void take_back_lost(const Error& e, Totals& totals) noexcept {
-  const auto* lost = dynamic_cast<const LostWrites*>(&e);
-  if (lost == nullptr) return;
-  totals.bytes_out -= std::min(lost->bytes_lost(), totals.bytes_out);
+void take_back_lost(const Error& e, const Tape& out, Totals& totals) noexcept {
+  std::uint64_t bytes = 0;
+  std::uint64_t records = 0;
+  if (const auto* lost = dynamic_cast<const LostWrites*>(&e)) {
+    bytes += lost->bytes_lost();
+    records += lost->records_lost();
+  }
+  if (const auto* remote = dynamic_cast<const RemoteTape*>(&out)) {
+    bytes += remote->bytes_in_flight();
+    records += remote->writes_in_flight();
+  }
+  totals.bytes_out -= std::min(bytes, totals.bytes_out);
   // Lost records are the last ones written, full ones unless the copy had
   // already reached its short tail.
-  std::uint64_t records = lost->records_lost();
   std::uint64_t partial = std::min(records, totals.out_partial);
   totals.out_partial -= partial;
   totals.out_full -= std::min(records - partial, totals.out_full);
@@ -221,7 +229,7 @@ void copy_records(Tape& in, Tape& out, const Options& options, Totals& totals) {
     try {
       out.write(record.first(n));
     } catch (const Error& e) {
-      take_back_lost(e, totals);
+      take_back_lost(e, out, totals);
       throw Error(e.errnum(), e.context() + reached_text(options, totals), e.bytes_done());
     }
     totals.bytes_out += n;

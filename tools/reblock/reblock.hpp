@@ -41,7 +41,11 @@ struct Totals {
 
 // Output the device had accepted but then lost (a tape image's buffered
 // records: LostWrites) did not reach it after all: takes it off the counts.
-void take_back_lost(const Error& e, Totals& totals) noexcept;
+// So do a remote output's writes still in flight after e, sent but never
+// answered (a lost connection over which the file could not be read back,
+// a stop that cut the session short): they are not known to be there, and
+// the message e carries says how many may be.
+void take_back_lost(const Error& e, const Tape& out, Totals& totals) noexcept;
 
 // " after N full records of SIZE bytes" (" after N records (B bytes)" with
 // -r): what of the output can be trusted when a write or the close failed.

@@ -92,7 +92,7 @@ int run(int argc, char** argv) {
     } catch (const tk::Error& e) {
       // A pipelined remote tape may only learn at the close that the medium
       // filled: the message must still say which records are on it.
-      take_back_lost(e, totals);
+      take_back_lost(e, *out, totals);
       throw tk::Error(e.errnum(), e.context() + reached_text(options, totals),
                       e.bytes_done());
     }

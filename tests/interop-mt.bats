@@ -150,6 +150,8 @@ while IFS= read -r -n1 -d '' command; do
       if [ "$op" = -1 ]; then printf 'E22\nInvalid argument\n'; else printf 'A%s\n' "$count"; fi
       ;;
     C) IFS= read -r _ && printf 'A0\n' ;;
+    # Only ever asked before the open (the client's first exchange).
+    R) IFS= read -r _ && printf 'E9\nBad file descriptor\n' ;;
     S)
       printf 'A48\nr'
       head -c 23 /dev/zero
@@ -173,7 +175,7 @@ EOF
   run mt_against "$PWD/chunklog $PWD/sent /usr/sbin/rmt-tar" status
   assert_equal "$status" 0
   assert_line "File number=2, block number=5, partition=0."
-  assert_equal "$(cat sent)" "$(printf '%q\n' $'O/dev/zero\n0 O_RDONLY|O_NONBLOCK\n' \
+  assert_equal "$(cat sent)" "$(printf '%q\n' $'R0\n' $'O/dev/zero\n0 O_RDONLY|O_NONBLOCK\n' \
     $'I-1\n0\nI-1\n0x\n' $'S\n' $'C\n')"
 }
 
@@ -187,7 +189,7 @@ EOF
   assert_line "File number=2, block number=5, partition=0."
   assert_line " BOT ONLINE IM_REP_EN"
   assert_file_not_exists garbage
-  assert_equal "$(cat sent)" "$(printf '%q\n' $'O/dev/zero\n0 O_RDONLY|O_NONBLOCK\n' \
+  assert_equal "$(cat sent)" "$(printf '%q\n' $'R0\n' $'O/dev/zero\n0 O_RDONLY|O_NONBLOCK\n' \
     $'I-1\n0\nI-1\n0x\n' S $'C\n')"
 }
 
@@ -200,14 +202,14 @@ EOF
     FAKE_ST_DEVICE=/dev/zero run rmt-client localhost:/dev/zero r op nop 1 status
   assert_equal "$status" 0
   assert_output "type 114 file 0 block 0 size 0 density 0 BOT ONLINE"
-  assert_equal "$(sed -n 4,5p sent)" "$(printf '%q\n' $'I-1\n0x\nS' $'\n')"
+  assert_equal "$(sed -n 5,6p sent)" "$(printf '%q\n' $'I-1\n0x\nS' $'\n')"
   rm sent
   RSH_STANDIN_SERVER="$PWD/chunklog $PWD/sent $PWD/bsd-rmt $PWD/garbage" \
     run rmt-client localhost:/dev/zero r op nop 1 status
   assert_equal "$status" 0
   assert_output "type 114 file 2 block 5 size 0 density 0 BOT ONLINE"
   assert_file_not_exists garbage
-  assert_equal "$(sed -n 4p sent)" "$(printf '%q' $'I-1\n0x\nS')"
+  assert_equal "$(sed -n 5p sent)" "$(printf '%q' $'I-1\n0x\nS')"
 }
 
 # Our mt's status of the faked drive in FAKE_ST_STATE $2, through FOREIGN

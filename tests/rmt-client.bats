@@ -16,8 +16,10 @@ setup() {
 }
 
 # A fake server that answers with the bytes $1 whatever it is asked.
+# A server that answers with the canned replies $1, after the answer every
+# server gives the client's first request (R0, before any open: E9).
 fake_server() {
-  printf '%s' "$1" >canned
+  printf 'E9\nBad file descriptor\n%s' "$1" >canned
   printf '#!/bin/sh\ncat %s\nexec cat >/dev/null\n' "$PWD/canned" >fake
   chmod +x fake
   export RSH_STANDIN_SERVER=$PWD/fake
@@ -268,4 +270,56 @@ teardown() {
   run "$MT" --connect-timeout=-1 -f "localhost:$PWD/data" status
   assert_equal "$status" 1
   assert_output --partial "--connect-timeout"
+}
+
+# A remote "device" that opens only when this test says: a FIFO, which the
+# server's open waits on until a writer comes.
+slow_device() {
+  mkfifo slow
+  export RMT="$TK_BIN/rmt --log none"
+}
+
+# Lets any server still waiting in the FIFO's open go (a writer that opens
+# and closes at once: O_RDWR does not wait).
+release_slow_device() {
+  local fd
+  exec {fd}<>slow
+  exec {fd}>&-
+}
+
+@test "remote backend: the connect timeout ends at rmt's first answer; the device then opens as slowly as it must, told on a terminal" {
+  slow_device
+  # reblock on a terminal (script(1)): its standard error is the terminal.
+  script -qefc "$REBLOCK --connect-timeout 1 -s 10 -i localhost:$PWD/slow -o got; echo status=\$?" \
+    terminal.log </dev/null >/dev/null &
+  local watcher=$! i
+  # Far past the connect timeout: the line that comes after 10 s of waiting.
+  for i in $(seq 1200); do
+    grep -q "waiting for localhost:$PWD/slow to open, 1[0-9] s" terminal.log 2>/dev/null && break
+    kill -0 "$watcher" 2>/dev/null || break
+    sleep 0.1
+  done
+  # The drive is ready: the open returns, the data follows (bounded: a
+  # client that gave up left no reader to take it).
+  timeout 60 bash -c "printf '0123456789' >slow" || true
+  wait "$watcher"
+  run cat terminal.log
+  assert_line --partial "waiting for localhost:$PWD/slow to open, 1"
+  assert_line --partial "status=0"
+  assert_equal "$(cat got)" 0123456789
+}
+
+@test "remote backend: --open-timeout gives up on a device that does not open, naming the option; without a terminal nothing is said while waiting" {
+  slow_device
+  run --separate-stderr timeout 60 "$REBLOCK" --open-timeout 1 -i "localhost:$PWD/slow" -o got
+  release_slow_device
+  assert_equal "$status" 1
+  assert_equal "$stderr" "reblock: open localhost:$PWD/slow: the device did not open within 1 s (--open-timeout or TAPEKIT_OPEN_TIMEOUT sets the limit): Connection timed out"
+  TAPEKIT_OPEN_TIMEOUT=1 run --separate-stderr timeout 60 "$MT" -f "localhost:$PWD/slow" fsf 1
+  release_slow_device
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: open localhost:$PWD/slow: the device did not open within 1 s (--open-timeout or TAPEKIT_OPEN_TIMEOUT sets the limit): Connection timed out"
+  run --separate-stderr "$BUFFER" --open-timeout x -i "localhost:$PWD/slow"
+  assert_equal "$status" 255
+  [[ $stderr == *"--open-timeout"* ]]
 }

@@ -104,14 +104,15 @@ read_volumes() {
 }
 
 @test "pipelined rmt: buffer --timeout hangs up at once on a server that stopped in the middle of a reply" {
-  # The replies pass through head, which lets through those to the open,
-  # the version probe and the pipeline (9 bytes) and to five records (7
-  # each), then two bytes of the sixth's; a byte more comes every 2 s and
+  # The replies pass through head, which lets through those to the first
+  # exchange (R0's E9, 23 bytes), the open, the version probe and the
+  # pipeline (9 bytes) and to five records (7 each), then two bytes of the
+  # sixth's; a byte more comes every 2 s and
   # the reply never ends. A client that waited for it after the watchdog's
   # stop (each byte renewing the wait) would run until the hang guard, 124.
   # cat takes the rest of the replies, so that rmt keeps taking requests
   # and the writer waits for that reply, not for room in the link.
-  printf '#!/bin/sh\n%s | { stdbuf -o0 head -c 46; { while sleep 2; do printf 0; done; } & exec cat >/dev/null; }\n' \
+  printf '#!/bin/sh\n%s | { stdbuf -o0 head -c 69; { while sleep 2; do printf 0; done; } & exec cat >/dev/null; }\n' \
     "$TK_BIN/rmt" >stalling-rmt
   chmod +x stalling-rmt
   RSH_STANDIN_SERVER=$PWD/stalling-rmt run --separate-stderr timeout -k 5 60 \
@@ -238,9 +239,10 @@ EOF
 }
 
 @test "pipelined rmt: when the reply channel closes, buffer says what was sent unconfirmed and a read-back counts it exactly" {
-  # The replies to the open, the version probe and the pipeline (9 bytes)
-  # and to 13 records (7 each) come; the rest are written but never told.
-  cut_replies_server 100
+  # The replies to the first exchange (R0's E9, 23 bytes), the open, the
+  # version probe and the pipeline (9 bytes) and to 13 records (7 each)
+  # come; the rest are written but never told.
+  cut_replies_server 123
   RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
   assert_equal "$status" 254
   local size
@@ -251,7 +253,7 @@ EOF
   assert_equal "$(sha out)" "$(head -c "$size" in | sha)"
 
   head -c 1024000 in >in.whole
-  cut_replies_server 100
+  cut_replies_server 123
   RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$REBLOCK" -s 10k -i in.whole -o "localhost:$PWD/out"
   assert_failure
   assert_regex "$stderr" "the server did not confirm them, and a read-back found [0-9]+ of those bytes in the file"
@@ -260,7 +262,7 @@ EOF
 }
 
 @test "pipelined rmt: when the reply channel closes and nothing can be read back, buffer and reblock count the confirmed writes and say the rest were sent, not lost" {
-  cut_replies_server 100 down
+  cut_replies_server 123 down
   RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/out"
   assert_equal "$status" 254
   refute_regex "$stderr" "lost the last|read-back"
@@ -273,7 +275,7 @@ EOF
 
   # reblock counts the confirmed records, and says how many more were sent.
   head -c 1024000 in >in.whole
-  cut_replies_server 100 down
+  cut_replies_server 123 down
   RSH_STANDIN_SERVER=$PWD/cut-replies run --separate-stderr "$REBLOCK" -s 10k -i in.whole -o "localhost:$PWD/out"
   assert_failure
   local more_re="; 13 records are on the tape, ([0-9]+) more \(([0-9]+) bytes\) were sent; the server did not confirm them after 13 full records of 10240 bytes: "

@@ -50,6 +50,8 @@ void FdSource::wait_for_input() {
   std::optional<Clock::time_point> deadline;  // the caller's timeout
   if (timeout_ms_ >= 0) deadline = Clock::now() + milliseconds(timeout_ms_);
   std::optional<Clock::time_point> give_up;   // a client's grace after a stop
+  const Clock::time_point started = Clock::now();
+  auto next_note = started + wait_note_every_;
   auto ms_until = [](Clock::time_point t) {
     auto left = std::chrono::duration_cast<milliseconds>(t - Clock::now()).count();
     return static_cast<int>(std::clamp<std::int64_t>(left, 0, INT32_MAX));
@@ -73,6 +75,10 @@ void FdSource::wait_for_input() {
       throw Interrupted("read " + name_ + " (no reply within " +
                         std::to_string(stop_grace.count()) + " s of the stop request)");
     if (n == 0 && deadline && Clock::now() >= *deadline) throw Error(ETIMEDOUT, "read " + name_);
+    if (n == 0 && wait_note_ && Clock::now() >= next_note) {
+      next_note += wait_note_every_;
+      wait_note_(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started));
+    }
   }
 }
 

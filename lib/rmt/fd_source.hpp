@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 
 #include "protocol.hpp"
 
@@ -44,6 +45,14 @@ class FdSource final : public ByteSource {
   // once when the stop says the peer hung (request_stop_at_once), since
   // that reply is not coming and the session is given up either way.
   void set_stop_ends_wait(bool yes) noexcept { stop_ends_wait_ = yes; }
+  // Called with the time waited so far every `every` of one wait for input
+  // (a person at a terminal told that a drive is still loading); empty:
+  // nothing is called.
+  using WaitNote = std::function<void(std::chrono::seconds waited)>;
+  void set_wait_note(WaitNote note, std::chrono::seconds every = std::chrono::seconds{10}) {
+    wait_note_ = std::move(note);
+    wait_note_every_ = every;
+  }
   static constexpr std::chrono::seconds stop_grace{10};
   std::size_t read_some(std::span<std::byte> buf) override;
 
@@ -62,6 +71,8 @@ class FdSource final : public ByteSource {
   std::string name_;
   int timeout_ms_ = -1;
   bool stop_ends_wait_ = false;
+  WaitNote wait_note_;
+  std::chrono::seconds wait_note_every_{10};
   std::chrono::microseconds busy_poll_{0};
   static constexpr int recheck_every = 64;     // reads between watches while waits are long
   std::chrono::microseconds typical_wait_{0};  // running average of waits

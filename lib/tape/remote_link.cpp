@@ -153,11 +153,15 @@ rmt::Reply RemoteTape::receive(const std::string& action, rmt::ReplyValue value)
     broken_ = true;
     throw;
   } catch (const Error& e) {
-    if (e.errnum() != ETIMEDOUT || !connecting_) throw;
+    if (e.errnum() != ETIMEDOUT || !(connecting_ || opening_)) throw;
     // A shell still trying to reach the host does not read its input, so it
     // would not see the end of it: it is ended at once.
     broken_ = true;
     hang_up(true);
+    if (opening_)
+      throw Error(ETIMEDOUT, action + " " + name() + ": the device did not open within " +
+                                 std::to_string(open_timeout_) +
+                                 " s (--open-timeout or TAPEKIT_OPEN_TIMEOUT sets the limit)");
     throw Error(ETIMEDOUT, action + " " + name() + ": no answer from " + shell_ + " within " +
                                std::to_string(connect_timeout_) +
                                " s (--connect-timeout or TAPEKIT_CONNECT_TIMEOUT sets the limit)");

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fcntl.h>
+#include <unistd.h>
 #include <utility>
 
 #include "../scsi/sg_io.hpp"
@@ -53,16 +54,16 @@ constexpr int s_reply_wait_ms = 2000;
 
 // The option wins; the environment is read with secure_getenv like RSH, and
 // a value that is not a number of seconds is an error, not a silent default.
-int connect_timeout_seconds(const OpenOptions& options) {
-  if (options.connect_timeout >= 0) return std::min(options.connect_timeout, max_connect_timeout);
-  const char* v = ::secure_getenv("TAPEKIT_CONNECT_TIMEOUT");
-  if (v == nullptr || *v == '\0') return default_connect_timeout;
+int timeout_seconds(int option, const char* variable, int fallback) {
+  if (option >= 0) return std::min(option, max_connect_timeout);
+  const char* v = ::secure_getenv(variable);
+  if (v == nullptr || *v == '\0') return fallback;
   std::string_view text(v);
   int seconds = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
   if (ec != std::errc() || end != text.data() + text.size() || seconds < 0 ||
       seconds > max_connect_timeout)
-    throw Error(EINVAL, "TAPEKIT_CONNECT_TIMEOUT='" + std::string(text) +
+    throw Error(EINVAL, std::string(variable) + "='" + std::string(text) +
                             "': not a number of seconds from 0 to " +
                             std::to_string(max_connect_timeout));
   return seconds;
@@ -101,7 +102,9 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   RemoteName rn = parse_remote_name(name);
   options_ = options;
   flags_ = flags;
-  connect_timeout_ = connect_timeout_seconds(options);
+  connect_timeout_ = timeout_seconds(options.connect_timeout, "TAPEKIT_CONNECT_TIMEOUT",
+                                     default_connect_timeout);
+  open_timeout_ = timeout_seconds(options.open_timeout, "TAPEKIT_OPEN_TIMEOUT", 0);
   pipelined_writes_ = options.pipelined_writes;
   streams_wanted_ = std::clamp(options.streams, 0, static_cast<int>(rmt::max_streams));
   stream_rate_ = options.stream_rate;
@@ -118,8 +121,9 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
   host_ = rn.host;
   shell_ = "remote shell " + argv_.front() + " for " + rn.host;
   streams_.push_back(open_stream());
-  // "Connected" means the open was answered: a remote shell that never
-  // starts the server (a host that is down, a stuck login) must not hang us.
+  // "Connected" means rmt answered: a remote shell that never starts the
+  // server (a host that is down, a stuck login) must not hang us. Opening
+  // the device is the drive's time, not the connection's (below).
   connecting_ = true;
   streams_[0].source->set_timeout(connect_timeout_ > 0 ? connect_timeout_ * 1000 : -1);
   // Streams need the pipeline, which writes forgo without pipelined_writes.
@@ -152,6 +156,15 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
         start_streams();
       version_ = Version::unknown;
     }
+    // rmt's first answer ends the connect timeout. For a name no probe
+    // above reached, a read of nothing: every server answers it (E9, no
+    // device is open) and none changes for it (I-1 would switch rmt-dump to
+    // version 1 numbering for the whole session, which O does not undo).
+    if (!tapekit_.has_value()) {
+      send("R0\n", "open");
+      (void)receive("open");
+    }
+    wait_for_the_open();
     request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";
     // The session pipelines from its first W or R when the rmt is ours and
     // streams are asked for, or records are written: agreed with the open.
@@ -164,9 +177,27 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
     hang_up();
     throw;
   }
-  connecting_ = false;
+  opening_ = false;
   streams_[0].source->set_timeout(-1);
+  streams_[0].source->set_wait_note({});
   open_ = true;
+}
+
+void RemoteTape::wait_for_the_open() {
+  connecting_ = false;
+  opening_ = true;
+  rmt::FdSource& source = *streams_[0].source;
+  source.set_timeout(open_timeout_ > 0 ? open_timeout_ * 1000 : -1);
+  // A person at a terminal learns that the drive is still opening (an LTO
+  // loading takes up to a minute), not a hung backup; a script hears nothing.
+  if (::isatty(STDERR_FILENO) == 1) {
+    const std::string name = this->name();
+    source.set_wait_note([name](std::chrono::seconds waited) {
+      const std::string line =
+          "waiting for " + name + " to open, " + std::to_string(waited.count()) + " s\n";
+      (void)!::write(STDERR_FILENO, line.data(), line.size());
+    });
+  }
 }
 
 RemoteTape::~RemoteTape() {

@@ -172,6 +172,8 @@ class RemoteTape final : public Tape {
   // O, and with it the pipeline and the streams when the session is known
   // to want them: one round trip for what took three.
   void open_request(const std::string& request, bool agree_now);
+  // Ends the connect timeout and starts the open's: rmt has answered.
+  void wait_for_the_open();
   void acknowledge_stop();
   // Whether a reply can be read without waiting.
   bool reply_ready();
@@ -212,7 +214,9 @@ class RemoteTape final : public Tape {
   bool reading_ = false;               // the last record asked for was a read
   std::string shell_;  // the remote shell and host, for diagnostics
   int connect_timeout_ = 0;  // seconds, 0: none
-  bool connecting_ = false;  // until the open is answered
+  bool connecting_ = false;  // until rmt's first answer
+  int open_timeout_ = 0;     // seconds the device may take to open, 0: none
+  bool opening_ = false;     // from then until the open is answered
   std::string request_;  // reused request buffer (header plus W payload)
   Version version_ = Version::unknown;
   // How S goes to a server without v1: with its newline to GNU rmt, which

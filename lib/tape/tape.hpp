@@ -70,9 +70,13 @@ struct OpenOptions {
   // directory it opened confined beneath an --allow entry. Away from
   // AT_FDCWD, "-" is a file of that name, not standard input or output.
   int dir_fd = AT_FDCWD;
-  // Seconds the remote shell and rmt get to answer the open; -1: take
-  // $TAPEKIT_CONNECT_TIMEOUT, else 30; 0: wait for ever.
+  // Seconds the remote shell and rmt get to give their first answer; -1:
+  // take $TAPEKIT_CONNECT_TIMEOUT, else 30; 0: wait for ever.
   int connect_timeout = -1;
+  // Seconds the remote device then gets to open (a cartridge loading and
+  // calibrating, a rewind from the far end of a tape: a minute or more);
+  // -1: take $TAPEKIT_OPEN_TIMEOUT, else 0; 0: as long as the drive takes.
+  int open_timeout = -1;
   // A remote "*.tap" name is opened even when the rmt there is not tapekit's
   // (and so makes it a plain file); otherwise that open fails (EMEDIUMTYPE).
   bool plain_remote = false;

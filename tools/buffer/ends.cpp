@@ -75,6 +75,7 @@ OpenOptions open_options(const Options& o) {
   oo.rmt_command = o.rmt_command;
   oo.force_local = o.force_local;
   oo.connect_timeout = o.connect_timeout;
+  oo.open_timeout = o.open_timeout;
   oo.plain_remote = o.plain_remote;
   // A digest cannot take back records a pipelined tape turns out not to
   // have taken, which --next-volume then writes again on the next volume.

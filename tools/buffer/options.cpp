@@ -44,6 +44,7 @@ const char* const kHelpText =
     "  --rsh-command CMD, --rmt-command CMD  how to reach host:path devices\n"
     "  --force-local  a file name with a colon is a local file, not host:path\n"
     "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
+    "  --open-timeout SECS  give up on a host:path device not open after SECS (0: wait)\n"
     "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
     "  --streams N|auto  N remote shells to a host:path, one session (auto: by round trip)\n"
     "  --timeout SECS  end the run when a read or a block write takes SECS or more\n"
@@ -225,6 +226,7 @@ Options parse_options(int argc, char** argv) {
       ("rmt-command", "", cxxopts::value<std::string>())
       ("force-local", "", cxxopts::value<bool>())
       ("connect-timeout", "", cxxopts::value<std::string>())
+      ("open-timeout", "", cxxopts::value<std::string>())
       ("plain-remote", "", cxxopts::value<bool>())
       ("streams", "", cxxopts::value<std::string>())
       ("h,help", "", cxxopts::value<bool>())
@@ -345,6 +347,8 @@ Options parse_options(int argc, char** argv) {
       o.force_local = true;
     } else if (key == "connect-timeout") {
       o.connect_timeout = seconds_arg(value, "--connect-timeout");
+    } else if (key == "open-timeout") {
+      o.open_timeout = seconds_arg(value, "--open-timeout");
     } else if (key == "plain-remote") {
       o.plain_remote = true;
     } else if (key == "streams") {

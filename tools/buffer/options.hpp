@@ -36,6 +36,7 @@ struct Options {
   std::string rmt_command;         // --rmt-command
   bool force_local = false;        // --force-local
   int connect_timeout = -1;        // --connect-timeout SECONDS (-1: default)
+  int open_timeout = -1;           // --open-timeout SECONDS (-1: default)
   bool plain_remote = false;       // --plain-remote
   int streams = 1;                 // --streams N|auto (0: auto), for host:path names
   bool help = false;               // --help

@@ -74,6 +74,11 @@ Invocation parse_command_line(int argc, char** argv) {
           static_cast<int>(tk::parse_count(value, "--connect-timeout", 0, tk::max_connect_timeout));
       continue;
     }
+    if (long_option(word, "--open-timeout", argn, argc, argv, value)) {
+      inv.open_options.open_timeout =
+          static_cast<int>(tk::parse_count(value, "--open-timeout", 0, tk::max_connect_timeout));
+      continue;
+    }
     if (long_option(word, "--fail-on", argn, argc, argv, value)) {
       inv.fail_on = value;
       continue;

@@ -429,6 +429,7 @@ std::string help_text() {
          "  --rsh-command=cmd    remote shell for host:path (default $RSH, else ssh)\n"
          "  --rmt-command=cmd    rmt on the remote host (default $RMT, else /etc/rmt)\n"
          "  --connect-timeout=seconds  give up on a silent host (default 30; 0: wait)\n"
+         "  --open-timeout=seconds  give up on a remote drive that does not open (0: wait)\n"
          "  --plain-remote       host:x.tap may be a plain file where rmt is not tapekit's\n"
          "  --file=device        the same as -f device\n"
          "  --help               this text, on standard output\n";

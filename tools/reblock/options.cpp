@@ -14,8 +14,8 @@ namespace tk::reblock {
 const char* const kUsageText =
     "usage: reblock [-Bhrt] [-i input] [-o output] [-s size] [--max-record size]\n"
     "               [--pad-byte byte] [--rsh-command command] [--rmt-command command]\n"
-    "               [--force-local] [--connect-timeout seconds] [--plain-remote]\n"
-    "               [--streams count | auto]\n";
+    "               [--force-local] [--connect-timeout seconds] [--open-timeout seconds]\n"
+    "               [--plain-remote] [--streams count | auto]\n";
 
 const char* const kOptionsText =
     "\n"
@@ -32,6 +32,7 @@ const char* const kOptionsText =
     "  --rmt-command command    the program it starts there (default $RMT, else /etc/rmt)\n"
     "  --force-local            a name with a colon is a local file, not host:path\n"
     "  --connect-timeout seconds  give up on a silent host:path (default 30; 0: wait)\n"
+    "  --open-timeout seconds     give up on a host:path device that does not open (0: wait)\n"
     "  --plain-remote           host:x.tap may be a plain file where rmt is not tapekit's\n"
     "  --streams count|auto     remote shells joined into one session to a host:path\n"
     "  --version                print the version and exit\n"
@@ -62,6 +63,7 @@ CommandLine parse_command_line(int argc, char** argv) {
       ("rmt-command", "remote rmt", cxxopts::value<std::string>())
       ("force-local", "names with a colon are local files")
       ("connect-timeout", "seconds a host:path may stay silent", cxxopts::value<std::string>())
+      ("open-timeout", "seconds a host:path device may take to open", cxxopts::value<std::string>())
       ("plain-remote", "host:x.tap may be a plain file there")
       ("streams", "remote shells to a host:path", cxxopts::value<std::string>());
   CommandLine line;
@@ -90,6 +92,9 @@ CommandLine parse_command_line(int argc, char** argv) {
     if (result.count("connect-timeout"))
       remote.connect_timeout = static_cast<int>(parse_count(
           result["connect-timeout"].as<std::string>(), "--connect-timeout", 0, max_connect_timeout));
+    if (result.count("open-timeout"))
+      remote.open_timeout = static_cast<int>(parse_count(
+          result["open-timeout"].as<std::string>(), "--open-timeout", 0, max_connect_timeout));
     // A second -i or -o is a slip (which one was meant?), not an override.
     for (const char* name : {"i", "o"})
       if (result.count(name) > 1) throw UsageError(std::string("-") + name + " given twice");

@@ -157,13 +157,6 @@ files_are() {
   assert_line --index 2 --regexp 'fsync\([0-9]+\) += 0'
 }
 
-# Needs two unprivileged users and root to act as them.
-as_user() {
-  local uid=$1
-  shift
-  setpriv --reuid "$uid" --regid "$uid" --clear-groups "$@"
-}
-
 @test "images: a user who may read an image but not write it cannot change its drive state with vt-protect or vt-alert" {
   [ "$(id -u)" = 0 ] || skip "needs root to act as two users"
   shared=$(mktemp -d "${TMPDIR:-/tmp}/tapekit-shared.XXXXXX")

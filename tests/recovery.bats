@@ -256,13 +256,6 @@ C
   assert_line --index 0 --regexp '^E[0-9]+$'
 }
 
-# Needs two unprivileged users and root to act as them.
-as_user() {
-  local uid=$1
-  shift
-  setpriv --reuid "$uid" --regid "$uid" --clear-groups "$@"
-}
-
 # A directory both users can reach: the test's own lies under bats's private one.
 shared_dir() {
   shared=$(mktemp -d "${TMPDIR:-/tmp}/tapekit-shared.XXXXXX")

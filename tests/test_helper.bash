@@ -135,3 +135,10 @@ without_queue_note() {
   # shellcheck disable=SC2034  # read by the calling test
   mapfile -t stderr_lines < <(grep -v '^buffer: note: -m ' <<<"$stderr")
 }
+
+# Runs a command as another (unprivileged) user, uid and gid $1; needs root.
+as_user() {
+  local uid=$1
+  shift
+  setpriv --reuid "$uid" --regid "$uid" --clear-groups "$@"
+}

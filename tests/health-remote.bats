@@ -128,7 +128,7 @@ logged_server() {
     for command in tapealert capacity cartridge encryption health; do
       run -2 --separate-stderr there "$command"
       assert_output ""
-      assert_equal "$stderr" "mt: localhost:/dev/zero: the server on localhost is $name, which cannot report drive health (tapekit's rmt can)"
+      assert_equal "$stderr" "mt: localhost:/dev/zero: the server on localhost is $name, which cannot report drive health (tapekit's rmt can: point --rmt-command or RMT at it)"
     done
     # The open, the version and framing probes, the identify request of v1
     # servers and the close: no health request.

@@ -451,7 +451,8 @@ std::vector<std::uint8_t> RemoteTape::health_data(scsi::HealthQuery query) {
                              : "an rmt without protocol version 1 (BSD's or alike)";
     throw scsi::ScsiError(ENOTTY, scsi::Refusal::other_server, cdb.what,
                           "the server on " + host_ + " is " + server +
-                              ", which cannot report drive health (tapekit's rmt can)");
+                              ", which cannot report drive health (tapekit's rmt can: point "
+                              "--rmt-command or RMT at it)");
   }
   send("i" + std::to_string(rmt::tapekit_health_op) + "\n" +
            std::to_string(static_cast<int>(query)) + "\n",

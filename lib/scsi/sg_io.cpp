@@ -97,4 +97,14 @@ std::vector<std::uint8_t> ScsiDevice::run(const Cdb& cdb, unsigned timeout_ms) c
   return data;
 }
 
+std::vector<std::uint8_t> ScsiDevice::run_whole(HealthQuery query) const {
+  const std::size_t header = reply_header_size(query);
+  if (header == 0) return run(health_cdb(query));
+  std::vector<std::uint8_t> head = run(health_cdb(query, static_cast<std::uint32_t>(header)));
+  const std::size_t whole = whole_reply_length(query, head);
+  if (head.size() < header || whole <= head.size()) return head;
+  return run(health_cdb(query, static_cast<std::uint32_t>(
+                                   std::min<std::size_t>(whole, max_allocation_length))));
+}
+
 }  // namespace tk::scsi

@@ -52,6 +52,10 @@ class ScsiDevice {
   // Sends cdb (data in, cdb.allocation_length bytes) and returns the bytes
   // the drive sent. Throws ScsiError.
   std::vector<std::uint8_t> run(const Cdb& cdb, unsigned timeout_ms = 60000) const;
+  // The whole reply to a health query, however long (up to
+  // max_allocation_length): its header first, then as many bytes as the
+  // header says, as sg_logs asks. Throws ScsiError.
+  std::vector<std::uint8_t> run_whole(HealthQuery query) const;
 
  private:
   int fd_;

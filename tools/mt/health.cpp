@@ -180,11 +180,8 @@ std::string tapealert_text(const scsi::TapeAlertPage& page) {
 }
 
 std::string capacity_text(const scsi::TapeCapacityPage& page) {
-  return [&] {
-    const auto& parts = page.partitions;
-    if (parts.empty()) return std::string("the drive reports no capacity\n");
-    std::string out;
-  for (const auto& p : parts) {
+  std::string out = page.partitions.empty() ? "the drive reports no capacity\n" : "";
+  for (const auto& p : page.partitions) {
     out += format("partition %d:", p.partition);
     if (p.maximum_mib == scsi::no_capacity_limit_mib) {
       out += " unlimited (a virtual tape without a capacity)\n";
@@ -194,19 +191,25 @@ std::string capacity_text(const scsi::TapeCapacityPage& page) {
     if (p.maximum_mib) out += format("%s %u MiB maximum", p.remaining_mib ? " of" : "", *p.maximum_mib);
     out += percent_used(p) + "\n";
   }
-  return out;
-  }() + unknown_codes_text(page.unknown_codes);
+  return out + unknown_codes_text(page.unknown_codes);
+}
+
+bool is_text(const scsi::Attribute& a) {
+  return a.format == scsi::AttributeFormat::ascii || a.format == scsi::AttributeFormat::text;
+}
+
+// A text attribute's value without the spaces and NULs that pad it.
+std::string attribute_text(const scsi::Attribute& a) {
+  std::string text(a.value.begin(), a.value.end());
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.pop_back();
+  return text;
 }
 
 // An attribute mt has no name for (or that is not in its name's form):
 // its value as its format reads, binary up to 8 bytes as a number, longer
 // binary in hex.
 std::string attribute_value_text(const scsi::Attribute& a) {
-  if (a.format == scsi::AttributeFormat::ascii || a.format == scsi::AttributeFormat::text) {
-    std::string text(a.value.begin(), a.value.end());
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.pop_back();
-    return printable_text(text);
-  }
+  if (is_text(a)) return printable_text(attribute_text(a));
   if (!a.value.empty() && a.value.size() <= 8) {
     std::uint64_t v = 0;
     for (auto b : a.value) v = v << 8 | b;
@@ -217,13 +220,10 @@ std::string attribute_value_text(const scsi::Attribute& a) {
   return out;
 }
 
+// The same as JSON: a number, or a string (text, or hex).
 std::string attribute_value_json(const scsi::Attribute& a) {
+  if (is_text(a)) return json_string(attribute_text(a));
   std::string value = attribute_value_text(a);
-  if (a.format == scsi::AttributeFormat::ascii || a.format == scsi::AttributeFormat::text) {
-    std::string text(a.value.begin(), a.value.end());
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.pop_back();
-    return json_string(text);
-  }
   return value.rfind("0x", 0) == 0 ? json_string(value) : value;
 }
 

@@ -264,6 +264,23 @@ attribute 0x1235: $(sg_read_attr_text 0x1235)"
   assert_equal "$(jq -c '.cartridge.attributes' <<<"$output")" '[{"id":4660,"value":77},{"id":4661,"value":"hello"}]'
 }
 
+@test "health: a cartridge memory longer than 8192 bytes is asked for again at the length it gives, and read whole" {
+  local long
+  long=$(printf '%*s' 9000 '' | tr ' ' x)
+  export FAKE_ST_MAM="0x0806=CLN001L8;0x1235=$long;0x0003=7" FAKE_ST_LOG=$PWD/calls.log
+  fake run -0 --separate-stderr "$MT" -f /dev/zero cartridge
+  assert_equal "$stderr" ""
+  assert_equal "${#lines[@]}" 3
+  assert_line --index 0 "barcode: CLN001L8"
+  assert_line --index 1 "load count: 7"
+  [ "${lines[2]}" = "attribute 0x1235: $long" ] || fail "attribute 0x1235 is ${#lines[2]} characters long"
+  assert_equal "$(grep -c '^SG_IO 0x8c' calls.log)" 2
+  # sg_read_attr reads the list whole when asked for enough; at its
+  # default 8192 bytes it stops before the load count.
+  assert_equal "$(fake sg_read_attr -m 65535 /dev/zero | grep -c '^  Load count: 7$')" 1
+  assert_equal "$(fake sg_read_attr /dev/zero | grep -c '^  Load count:')" 0
+}
+
 @test "health: health reports the unit serial number sg_inq -p 0x80 and tapeinfo report" {
   local serial
   serial=$(fake sg_inq -p 0x80 /dev/zero | sed -n 's/^  Unit serial number: //p')

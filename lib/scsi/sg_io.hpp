@@ -53,8 +53,10 @@ class ScsiDevice {
   // the drive sent. Throws ScsiError.
   std::vector<std::uint8_t> run(const Cdb& cdb, unsigned timeout_ms = 60000) const;
   // The whole reply to a health query, however long (up to
-  // max_allocation_length): its header first, then as many bytes as the
-  // header says, as sg_logs asks. Throws ScsiError.
+  // max_allocation_length): a log page's header first, then as many bytes
+  // as it says, as sg_logs asks; another reply asked again at the length
+  // its header gives when the first allocation length cut it short.
+  // Throws ScsiError.
   std::vector<std::uint8_t> run_whole(HealthQuery query) const;
 
  private:

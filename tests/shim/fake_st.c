@@ -331,7 +331,7 @@ static size_t attribute_list(const unsigned char *cdb, unsigned char *d, size_t 
   if (!spec) spec = default_mam;
   if (strcmp(spec, "none") == 0) spec = "";
   unsigned first = ((unsigned)cdb[8] << 8) | cdb[9];
-  char buf[2048];
+  static char buf[16384];
   snprintf(buf, sizeof buf, "%s", spec);
   unsigned char *p = d + 4;
   char *save = NULL;

@@ -55,6 +55,17 @@ same_report() {
     FAKE_ST_ENCRYPTION=on same_report
   FAKE_ST_ALERTS=1,4,9,19,37,55,60 FAKE_ST_CAPACITY=0:2400000 FAKE_ST_MAM=none \
     FAKE_ST_ENCRYPTION=none same_report
+  # Pages with what mt does not decode, a page longer than 8192 bytes, and
+  # attributes of other sizes, formats and numbers: the server asks the
+  # drive for the whole page as mt does locally.
+  FAKE_ST_ALERTS=3,20 FAKE_ST_ODD=0x2e-vendor,0x31-wide,attr-text,attr-load4 \
+    FAKE_ST_MAM="0x0806=CLN001L8;0x0003=7;0x0000=1000;0x1234=77" same_report
+  FAKE_ST_ALERTS=20 FAKE_ST_ODD=0x2e-long same_report
+  FAKE_ST_ALERTS=3,20 FAKE_ST_ODD=0x2e-long run -0 there tapealert
+  assert_line --index 1 "TapeAlert 20: Cleaning required (Critical)"
+  assert_line --index 2 --regexp "^parameters not decoded: 0x8002 .* 0x8029$"
+  run -0 there health
+  assert_line --index 1 "drive serial number: 1068000123"
   # The report itself, not two alike failures.
   FAKE_ST_ALERTS=3,20 run -0 there tapealert
   assert_output "TapeAlert 3: Hard error (Warning)
@@ -69,7 +80,7 @@ TapeAlert 20: Cleaning required (Critical)"
   FAKE_ST_STATE=no-tape run -2 --separate-stderr there cartridge
   assert_equal "$stderr" "mt: localhost:/dev/zero: READ ATTRIBUTE: there is no cartridge in the drive (NOT READY, asc 0x3a ascq 0x00)"
   FAKE_ST_MALFORMED=0x31 run -2 --separate-stderr there capacity
-  assert_equal "$stderr" "mt: localhost:/dev/zero: LOG SENSE page 0x31, byte 4: parameter 0x0001 has length 2, not 4"
+  assert_equal "$stderr" "mt: localhost:/dev/zero: LOG SENSE page 0x31, byte 12: parameter 0x0003 of length 12 runs past the page end"
   # A drive without encryption says so, as locally.
   FAKE_ST_ENCRYPTION=none run -0 there encryption
   assert_output "encryption: not supported"

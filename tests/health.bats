@@ -34,7 +34,16 @@ setup() {
 fake() { LD_PRELOAD=$FAKE_ST "$@"; }
 
 # The active flags sg_logs -p 0x2e lists, as "NAME" lines.
-sg_logs_flags() { fake sg_logs -p 0x2e /dev/zero | sed -n 's/^  \(.*\): 1$/\1/p'; }
+sg_logs_flags() { fake sg_logs -p 0x2e /dev/zero | grep -v '^  Reserved parameter code' | sed -n 's/^  \(.*\): 1$/\1/p'; }
+# The parameters sg_logs -p 0x2e lists by code, and those mt names as not
+# decoded, as "0xCODE" lines. sg_logs lists flags 61-64 (0x3d-0x40) by code
+# too: its table ends before them, but they are flags.
+sg_logs_unknown() {
+  local code
+  fake sg_logs -p 0x2e /dev/zero | sed -n 's/^  Reserved parameter code \(0x[0-9a-f]*\), flag: [01]$/\1/p' |
+    while read -r code; do [ $((code)) -le 64 ] || echo "$code"; done
+}
+mt_unknown() { fake "$MT" -f /dev/zero "$1" | sed -n 's/^parameters not decoded: //p' | tr ' ' '\n' | sed 's/^0x0*\([0-9a-f]\)/0x\1/'; }
 
 # The active flags mt tapealert lists, as "NAME" lines and as numbers.
 mt_flag_names() { fake "$MT" -f /dev/zero tapealert | sed -n 's/^TapeAlert [0-9]*: \(.*\) ([A-Za-z]*)$/\1/p'; }
@@ -49,6 +58,43 @@ mt_flag_numbers() { fake "$MT" -f /dev/zero tapealert | sed -n 's/^TapeAlert \([
       "$(fake tapeinfo -f /dev/zero | sed -n 's/^TapeAlert\[\([0-9]*\)\].*/\1/p')"
     assert_equal "$(mt_flag_numbers | paste -sd,)" "$alerts"
   done
+}
+
+@test "health: a vendor-specific TapeAlert parameter is skipped and named as sg_logs lists it; the flags beside it still count" {
+  export FAKE_ST_ALERTS=3,20 FAKE_ST_ODD=0x2e-vendor
+  assert_equal "$(mt_flag_names)" "$(sg_logs_flags)"
+  assert_equal "$(mt_flag_numbers | paste -sd,)" 3,20
+  assert_equal "$(mt_unknown tapealert)" "$(sg_logs_unknown)"
+  assert_equal "$(sg_logs_unknown)" 0x8001
+  fake run -1 --separate-stderr "$MT" -f /dev/zero tapealert --fail-on critical
+  assert_output "TapeAlert 3: Hard error (Warning)
+TapeAlert 20: Cleaning required (Critical)
+parameters not decoded: 0x8001"
+  assert_equal "$stderr" ""
+  fake run -0 "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c '[.tapealert[].number, .tapealert_unknown_codes]' <<<"$output")" '[3,20,[32769]]'
+  FAKE_ST_ALERTS=3 fake run -0 "$MT" -f /dev/zero tapealert --fail-on critical
+  FAKE_ST_ALERTS= fake run -0 "$MT" -f /dev/zero tapealert
+  assert_output "no TapeAlert flag is active
+parameters not decoded: 0x8001"
+}
+
+@test "health: a TapeAlert page longer than 8192 bytes is asked for whole, as sg_logs does, and read to its end" {
+  export FAKE_ST_ALERTS=3,20 FAKE_ST_ODD=0x2e-long FAKE_ST_LOG=$PWD/calls.log
+  assert_equal "$(mt_flag_names)" "$(sg_logs_flags)"
+  assert_equal "$(mt_flag_numbers | paste -sd,)" 3,20
+  assert_equal "$(mt_unknown tapealert)" "$(sg_logs_unknown)"
+  assert_equal "$(sg_logs_unknown | wc -l)" 40
+  fake run -0 "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c '[.tapealert[].number, (.tapealert_unknown_codes | length, .[39])]' <<<"$output")" '[3,20,40,32809]'
+  FAKE_ST_ALERTS=20 fake run -1 "$MT" -f /dev/zero tapealert --fail-on critical
+  # The page's length first, then the page, as sg_logs asks.
+  : >calls.log
+  fake "$MT" -f /dev/zero tapealert >/dev/null
+  assert_equal "$(grep -c '^SG_IO 0x4d' calls.log)" 2
+  : >calls.log
+  fake sg_logs -p 0x2e /dev/zero >/dev/null
+  assert_equal "$(grep -c '^SG_IO 0x4d' calls.log)" 2
 }
 
 @test "health: tapealert gives number, name and severity a line, or says none is active; exit 0" {
@@ -103,6 +149,20 @@ mt_capacity() {
     sed -n 's/^partition \([0-9]\): \([0-9]*\) MiB remaining of \([0-9]*\) MiB maximum.*/\1 \2 \3/p'
 }
 
+@test "health: a capacity parameter of another length is skipped and named; sg_logs shows the same capacities" {
+  export FAKE_ST_ODD=0x31-wide
+  local theirs
+  theirs=$(fake sg_logs -p 0x31 /dev/zero)
+  refute_regex "$theirs" "Main partition remaining"
+  fake run -0 --separate-stderr "$MT" -f /dev/zero capacity
+  assert_output "partition 0: $(sed -n 's/^  Main partition maximum capacity (in MiB): //p' <<<"$theirs") MiB maximum
+parameters not decoded: 0x0001"
+  assert_equal "$stderr" ""
+  fake run -0 "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c '[.capacity, .capacity_unknown_codes]' <<<"$output")" \
+    '[[{"partition":0,"remaining_mib":null,"maximum_mib":11444224}],[1]]'
+}
+
 @test "health: capacity reports each partition's remaining and maximum MiB as sg_logs -p 0x31 does" {
   local capacity
   for capacity in 5000000:11444224 0:2400000 11444224:11444224 100:200,50:100; do
@@ -129,7 +189,9 @@ sg_read_attr_fields() {
     /^  Medium density code:/ { print "density=" unhex($2) }
     /^  Load count:/ { print "loads=" $2 }
     /^  Total MiB written in medium life:/ { print "written=" $2 }
-    /^  Total MiB read in medium life:/ { print "read=" $2 }' | sort
+    /^  Total MiB read in medium life:/ { print "read=" $2 }
+    /^  Remaining capacity in partition \[MiB\]:/ { print "remaining=" $2 }
+    /^  Maximum capacity in partition \[MiB\]:/ { print "maximum=" $2 }' | sort
 }
 mt_cartridge_fields() {
   fake "$MT" -f /dev/zero cartridge | awk -F': ' "$hex_number"'
@@ -141,7 +203,9 @@ mt_cartridge_fields() {
     /^density code:/ { print "density=" unhex($2) }
     /^load count:/ { print "loads=" $2 }
     /^MiB written in medium life:/ { print "written=" $2 }
-    /^MiB read in medium life:/ { print "read=" $2 }' | sort
+    /^MiB read in medium life:/ { print "read=" $2 }
+    /^MiB remaining in partition:/ { print "remaining=" $2 }
+    /^MiB maximum in partition:/ { print "maximum=" $2 }' | sort
 }
 
 @test "health: cartridge reports the MAM attributes sg_read_attr reports, and leaves absent ones out" {
@@ -157,6 +221,76 @@ mt_cartridge_fields() {
 load count: 7"
   FAKE_ST_MAM=none fake run -0 "$MT" -f /dev/zero cartridge
   assert_output "the cartridge memory holds none of these attributes"
+}
+
+@test "health: a TEXT barcode, a 4-byte load count and the partition's capacities read as sg_read_attr reads them" {
+  export FAKE_ST_ODD=attr-text,attr-load4
+  local mam
+  for mam in "" "0x0806=CLN001L8;0x0003=7;0x0000=1000;0x0001=2000"; do
+    if [ -n "$mam" ]; then export FAKE_ST_MAM=$mam; else unset FAKE_ST_MAM; fi
+    assert_equal "$(mt_cartridge_fields)" "$(sg_read_attr_fields)"
+  done
+  fake run -0 --separate-stderr "$MT" -f /dev/zero cartridge
+  assert_output "barcode: CLN001L8
+load count: 7
+MiB remaining in partition: 1000
+MiB maximum in partition: 2000"
+  assert_equal "$stderr" ""
+  fake run -0 "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c '.cartridge' <<<"$output")" \
+    '{"barcode":"CLN001L8","load_count":7,"remaining_mib":1000,"maximum_mib":2000}'
+}
+
+# The value sg_read_attr dumps in hex for an attribute it has no name for:
+# a number (binary) or its ASCII column (text).
+sg_read_attr_number() {
+  local hex
+  hex=$(fake sg_read_attr /dev/zero | sed -n "/attribute $1:/{n;p}" |
+    awk '{ for (i = 2; i <= NF && $i ~ /^[0-9a-f][0-9a-f]$/; ++i) printf "%s", $i }')
+  printf '%d\n' "0x$hex"
+}
+sg_read_attr_text() { fake sg_read_attr /dev/zero | sed -n "/attribute $1:/{n;p}" | awk '{ print $NF }'; }
+
+@test "health: cartridge reports an attribute it has no name for by its number, with the value sg_read_attr dumps" {
+  export FAKE_ST_MAM="0x0806=CLN001L8;0x1234=77;0x1235=hello"
+  fake run -0 --separate-stderr "$MT" -f /dev/zero cartridge
+  assert_output "barcode: CLN001L8
+attribute 0x1234: $(sg_read_attr_number 0x1234)
+attribute 0x1235: $(sg_read_attr_text 0x1235)"
+  assert_line "attribute 0x1234: 77"
+  assert_line "attribute 0x1235: hello"
+  assert_equal "$stderr" ""
+  fake run -0 "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c '.cartridge.attributes' <<<"$output")" '[{"id":4660,"value":77},{"id":4661,"value":"hello"}]'
+}
+
+@test "health: a cartridge memory longer than 8192 bytes is asked for again at the length it gives, and read whole" {
+  local long
+  long=$(printf '%*s' 9000 '' | tr ' ' x)
+  export FAKE_ST_MAM="0x0806=CLN001L8;0x1235=$long;0x0003=7" FAKE_ST_LOG=$PWD/calls.log
+  fake run -0 --separate-stderr "$MT" -f /dev/zero cartridge
+  assert_equal "$stderr" ""
+  assert_equal "${#lines[@]}" 3
+  assert_line --index 0 "barcode: CLN001L8"
+  assert_line --index 1 "load count: 7"
+  [ "${lines[2]}" = "attribute 0x1235: $long" ] || fail "attribute 0x1235 is ${#lines[2]} characters long"
+  assert_equal "$(grep -c '^SG_IO 0x8c' calls.log)" 2
+  # sg_read_attr reads the list whole when asked for enough; at its
+  # default 8192 bytes it stops before the load count.
+  assert_equal "$(fake sg_read_attr -m 65535 /dev/zero | grep -c '^  Load count: 7$')" 1
+  assert_equal "$(fake sg_read_attr /dev/zero | grep -c '^  Load count:')" 0
+}
+
+@test "health: health reports the unit serial number sg_inq -p 0x80 and tapeinfo report" {
+  local serial
+  serial=$(fake sg_inq -p 0x80 /dev/zero | sed -n 's/^  Unit serial number: //p')
+  assert_equal "$serial" 1068000123
+  assert_equal "$(fake tapeinfo -f /dev/zero | sed -n "s/^SerialNumber: '\(.*\)'$/\1/p")" "$serial"
+  fake run -0 --separate-stderr "$MT" -f /dev/zero health
+  assert_line --index 1 "drive serial number: $serial"
+  assert_equal "$stderr" ""
+  fake run -0 "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -r .drive.serial_number <<<"$output")" "$serial"
 }
 
 @test "health: encryption agrees with stenc --detail, on and off; a drive without it is 'not supported'" {
@@ -225,7 +359,7 @@ hostile_drive() {
   hostile_drive
   fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
   assert_equal "$stderr" ""
-  assert_output --partial '"drive":{"vendor":"IBM\u001b[2J","product":"ULT\u000d\u000aFAKE\u00ff","revision":"Q3\u001b\u007f"}'
+  assert_output --partial '"drive":{"vendor":"IBM\u001b[2J","product":"ULT\u000d\u000aFAKE\u00ff","revision":"Q3\u001b\u007f","serial_number":"1068000123"}'
   run -0 jq -r .drive.product <<<"$output"
   assert_output $'ULT\r\nFAKE\u00ff'
 }
@@ -264,7 +398,7 @@ mt: /dev/zero: READ ATTRIBUTE: the drive does not support it (ILLEGAL REQUEST, a
     assert_equal "$stderr" "mt: /dev/zero: $want"
   done <<'ROWS'
 0x2e|tapealert|LOG SENSE page 0x2e, byte 2: page length 360 runs past the 324 bytes returned
-0x31|capacity|LOG SENSE page 0x31, byte 4: parameter 0x0001 has length 2, not 4
+0x31|capacity|LOG SENSE page 0x31, byte 12: parameter 0x0003 of length 12 runs past the page end
 attr|cartridge|READ ATTRIBUTE, byte 118: attribute 0x0806 of length 48 runs past the data end
 spin|encryption|SECURITY PROTOCOL IN protocol 0x20 page 0x0020, byte 2: page length 4 leaves out the key instance counter (8 needed)
 ROWS

@@ -261,6 +261,33 @@ assert_status_as_mt_st() {
   done
 }
 
+# bsfm goes to a server as its raw Linux number, without a version probe;
+# the status asked after it carries the framing probe, which rmt-dump takes
+# for a version probe and answers in v1, sending S's fields in network order.
+@test "interop-mt: status after a raw op through rmt-dump is read in the byte order rmt-dump sends" {
+  local server
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar "$TK_BIN/rmt --log none"; do
+    RSH_STANDIN_SERVER=$server LD_PRELOAD=$TK_TEST_LIB/fake_st.so FAKE_ST_DEVICE=/dev/zero \
+      FAKE_ST_FILENO=2 FAKE_ST_BLKNO=5 run -0 rmt-client localhost:/dev/zero r op bsfm 1 status
+    assert_equal "$server: $output" "$server: type 114 file 2 block 5 size 0 density 0 BOT ONLINE"
+  done
+}
+
+@test "interop-mt: a failed bsfm with no tape through rmt-dump, rmt-tar and our rmt says the device is offline, as mt-st does locally" {
+  # A drive that opens without a tape (DR_OPEN IM_REP_EN, not ONLINE) and
+  # fails the operation with EIO.
+  export FAKE_ST_DEVICE=/dev/zero FAKE_ST_FAIL=10:5 FAKE_ST_GSTAT=0x00050000
+  local theirs server
+  theirs=$(LD_PRELOAD=$TK_TEST_LIB/fake_st.so mt-st -f /dev/zero bsfm 1 2>&1) && fail "mt-st bsfm succeeded"
+  assert_equal "$theirs" "/dev/zero: Input/output error
+mt: The device is offline (not powered on, no tape ?)."
+  for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar "$TK_BIN/rmt --log none"; do
+    RSH_STANDIN_SERVER=$server LD_PRELOAD=$TK_TEST_LIB/fake_st.so \
+      run -2 --separate-stderr mt -f localhost:/dev/zero bsfm 1
+    assert_equal "$server: $stderr" "$server: localhost:$theirs"
+  done
+}
+
 @test "interop-mt: mt fsf and compression reach the drive through rmt-dump and rmt-tar" {
   local server
   for server in /usr/sbin/rmt-dump /usr/sbin/rmt-tar "$TK_BIN/rmt --log none"; do

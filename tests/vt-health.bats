@@ -191,7 +191,9 @@ TapeAlert 64: Reserved (Information)"
   "$MT" -f j.tap vt-alert 20
   run -0 --separate-stderr "$MT" --json -f j.tap health
   assert_equal "$stderr" ""
-  assert_equal "$(jq -c 'keys' <<<"$output")" '["capacity","cartridge","device","drive","encryption","status","tapealert"]'
+  assert_equal "$(jq -c 'keys' <<<"$output")" \
+    '["capacity","capacity_unknown_codes","cartridge","device","drive","encryption","status","tapealert","tapealert_unknown_codes"]'
+  assert_equal "$(jq -c '[.tapealert_unknown_codes, .capacity_unknown_codes]' <<<"$output")" '[[],[]]'
   assert_equal "$(jq -c .drive <<<"$output")" '{"vendor":"TAPEKIT","product":"VIRTUAL TAPE","revision":"0001"}'
   assert_equal "$(jq -c .tapealert <<<"$output")" '[{"number":20,"name":"Cleaning required","severity":"Critical"}]'
   assert_equal "$(jq -c .capacity <<<"$output")" '[{"partition":0,"remaining_mib":50,"maximum_mib":50}]'

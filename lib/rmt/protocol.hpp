@@ -230,7 +230,8 @@ inline constexpr std::int64_t max_streams = 16;
 
 // Drive health, asked of tapekit's rmt only: "i29811\n<q>\n", q a
 // scsi::HealthQuery (0 INQUIRY, 1 TapeAlert log page, 2 tape capacity log
-// page, 3 READ ATTRIBUTE, 4 data encryption status). The server builds
+// page, 3 READ ATTRIBUTE, 4 data encryption status, 5 the unit serial
+// number VPD page; an older server refuses 5 with EINVAL). The server builds
 // that one read-only command itself (lib/scsi/cdb.hpp) for the device it
 // has open, and answers A<n> followed by the n bytes of data the drive
 // returned (at most max_health_data), or E<errno> with the reason the

@@ -1,6 +1,7 @@
 // CDB builders for the commands of cdb.hpp; layouts from SPC-4 section 6.
 #include "cdb.hpp"
 
+#include <algorithm>
 
 namespace tk::scsi {
 namespace {
@@ -27,6 +28,18 @@ Cdb inquiry(std::uint16_t allocation_length) {
   c.size = 6;
   c.what = "INQUIRY";
   c.bytes[0] = 0x12;
+  put16(c, 3, allocation_length);
+  c.allocation_length = allocation_length;
+  return c;
+}
+
+Cdb inquiry_vpd(std::uint8_t page, std::uint16_t allocation_length) {
+  Cdb c;
+  c.size = 6;
+  c.what = "INQUIRY VPD page " + hex_byte(page);
+  c.bytes[0] = 0x12;
+  c.bytes[1] = 0x01;  // EVPD
+  c.bytes[2] = page;
   put16(c, 3, allocation_length);
   c.allocation_length = allocation_length;
   return c;
@@ -86,8 +99,23 @@ Cdb health_cdb(HealthQuery query) {
     case HealthQuery::attributes: return read_attribute();
     case HealthQuery::encryption:
       return security_protocol_in(tape_encryption_protocol, data_encryption_status_page);
+    case HealthQuery::unit_serial_number: return inquiry_vpd(unit_serial_number_page);
   }
   return inquiry();  // not reached: every query is one of the above
+}
+
+Cdb health_cdb(HealthQuery query, std::uint32_t allocation_length) {
+  auto length = static_cast<std::uint16_t>(std::min(allocation_length, max_allocation_length));
+  switch (query) {
+    case HealthQuery::inquiry: return inquiry(length);
+    case HealthQuery::tapealert: return log_sense(tapealert_page, length);
+    case HealthQuery::capacity: return log_sense(tape_capacity_page, length);
+    case HealthQuery::attributes: return read_attribute(length);
+    case HealthQuery::encryption:
+      return security_protocol_in(tape_encryption_protocol, data_encryption_status_page, length);
+    case HealthQuery::unit_serial_number: return inquiry_vpd(unit_serial_number_page, length);
+  }
+  return inquiry(length);  // not reached: every query is one of the above
 }
 
 }  // namespace tk::scsi

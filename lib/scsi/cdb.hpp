@@ -32,6 +32,9 @@ inline constexpr std::uint16_t data_encryption_status_page = 0x0020;
 
 // INQUIRY, standard data (SPC-4 6.6).
 Cdb inquiry(std::uint16_t allocation_length = 96);
+// INQUIRY of one vital product data page (EVPD 1).
+Cdb inquiry_vpd(std::uint8_t page, std::uint16_t allocation_length = 0xff);
+inline constexpr std::uint8_t unit_serial_number_page = 0x80;
 // LOG SENSE of the current cumulative values of one page (SPC-4 6.8).
 Cdb log_sense(std::uint8_t page, std::uint16_t allocation_length = 0x2000);
 // READ ATTRIBUTE, service action ATTRIBUTE VALUES, partition 0, from the
@@ -52,8 +55,13 @@ enum class HealthQuery : int {
   capacity = 2,    // LOG SENSE page 0x31
   attributes = 3,  // READ ATTRIBUTE (the cartridge memory)
   encryption = 4,  // SECURITY PROTOCOL IN 0x20, page 0x0020
+  unit_serial_number = 5,  // INQUIRY VPD page 0x80
 };
-inline constexpr int health_query_count = 5;
+inline constexpr int health_query_count = 6;
 Cdb health_cdb(HealthQuery query);
+// The same command with another allocation length, at most
+// max_allocation_length (LOG SENSE has 16 bits for it).
+Cdb health_cdb(HealthQuery query, std::uint32_t allocation_length);
+inline constexpr std::uint32_t max_allocation_length = 0xffff;
 
 }  // namespace tk::scsi

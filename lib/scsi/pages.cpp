@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <type_traits>
 
 namespace tk::scsi {
 namespace {
@@ -207,39 +208,39 @@ std::vector<TapeAlertFlag> tapealert_flags(std::uint64_t mask) {
   return flags;
 }
 
-std::vector<TapeAlertFlag> parse_tapealert_page(Bytes data) {
+TapeAlertPage parse_tapealert_page(Bytes data) {
   const std::string name = "LOG SENSE page 0x2e";
-  std::array<bool, 65> seen{};
-  std::vector<TapeAlertFlag> out;
+  std::array<bool, 65> active{};
+  TapeAlertPage out;
   for (const auto& p : log_parameters(data, tapealert_page, name)) {
-    if (p.code < 1 || p.code > 64)
-      throw PageError(name, p.offset, "parameter code " + hex(p.code, 4) + " is no TapeAlert flag");
-    if (seen[p.code]) throw PageError(name, p.offset, "flag " + std::to_string(p.code) + " repeated");
-    seen[p.code] = true;
-    if (p.value.empty())
-      throw PageError(name, p.offset, "flag " + std::to_string(p.code) + " has no value byte");
-    if (p.value[0] & 1U) out.push_back(tapealert_flag(p.code));
+    if (p.code < 1 || p.code > 64 || p.value.empty()) {
+      out.unknown_codes.push_back(p.code);
+      continue;
+    }
+    // A flag sent twice is active if either says so: a raised flag is
+    // never dropped.
+    if (p.value[0] & 1U) active[p.code] = true;
   }
-  std::sort(out.begin(), out.end(),
-            [](const TapeAlertFlag& a, const TapeAlertFlag& b) { return a.number < b.number; });
+  for (int n = 1; n <= 64; ++n)
+    if (active[static_cast<std::size_t>(n)]) out.flags.push_back(tapealert_flag(n));
   return out;
 }
 
-std::vector<PartitionCapacity> parse_tape_capacity_page(Bytes data) {
+TapeCapacityPage parse_tape_capacity_page(Bytes data) {
   const std::string name = "LOG SENSE page 0x31";
   std::array<std::optional<std::uint32_t>, 5> values{};
   std::array<std::size_t, 5> offsets{};
+  TapeCapacityPage out;
   for (const auto& p : log_parameters(data, tape_capacity_page, name)) {
-    // Codes 1-4 are SSC's; others are vendor-specific and not ours to read.
-    if (p.code < 1 || p.code > 4) continue;
-    if (p.value.size() != 4)
-      throw PageError(name, p.offset, "parameter " + hex(p.code, 4) + " has length " +
-                                          std::to_string(p.value.size()) + ", not 4");
-    if (values[p.code]) throw PageError(name, p.offset, "parameter " + hex(p.code, 4) + " repeated");
+    // Codes 1-4 are SSC's, 4 bytes each; sg_logs decodes no other length,
+    // and other codes are vendor-specific.
+    if (p.code < 1 || p.code > 4 || p.value.size() != 4 || values[p.code]) {
+      out.unknown_codes.push_back(p.code);
+      continue;
+    }
     values[p.code] = be(p.value, 0, 4);
     offsets[p.code] = p.offset;
   }
-  std::vector<PartitionCapacity> out;
   for (int partition = 0; partition < 2; ++partition) {
     auto remaining = static_cast<std::size_t>(1 + partition);  // 1 main, 2 alternate
     auto maximum = static_cast<std::size_t>(3 + partition);    // 3 main, 4 alternate
@@ -248,7 +249,7 @@ std::vector<PartitionCapacity> parse_tape_capacity_page(Bytes data) {
       throw PageError(name, offsets[remaining],
                       "remaining capacity " + std::to_string(*values[remaining]) +
                           " MiB exceeds the maximum " + std::to_string(*values[maximum]) + " MiB");
-    out.push_back({partition, values[remaining], values[maximum]});
+    out.partitions.push_back({partition, values[remaining], values[maximum]});
   }
   return out;
 }
@@ -283,36 +284,48 @@ std::vector<Attribute> parse_attributes(Bytes data) {
 }
 
 Cartridge cartridge_from(const std::vector<Attribute>& attributes) {
-  const std::string name = "READ ATTRIBUTE";
-  auto binary = [&](const Attribute& a, std::size_t size) {
-    if (a.format != AttributeFormat::binary || a.value.size() != size)
-      throw PageError(name, a.offset, "attribute " + hex(a.id, 4) + " is not " +
-                                          std::to_string(size) + " binary bytes");
-    return be64(a.value);
+  // Each returns false when the attribute is not in a form its name
+  // allows; it is then kept among the others.
+  auto binary = [](const Attribute& a, auto& field) {
+    if (a.format != AttributeFormat::binary || a.value.empty() || a.value.size() > 8) return false;
+    field = static_cast<std::remove_reference_t<decltype(*field)>>(be64(a.value));
+    return true;
   };
-  auto ascii = [&](const Attribute& a) {
-    if (a.format != AttributeFormat::ascii)
-      throw PageError(name, a.offset, "attribute " + hex(a.id, 4) + " is not ASCII");
-    for (std::size_t i = 0; i < a.value.size(); ++i)
-      if (a.value[i] != 0 && (a.value[i] < 0x20 || a.value[i] > 0x7e))
-        throw PageError(name, a.offset + 5 + i,
-                        "attribute " + hex(a.id, 4) + " holds a byte that is not ASCII");
-    return trimmed(Bytes(a.value.data(), a.value.size()));
+  auto byte = [](const Attribute& a, std::optional<unsigned>& field) {
+    if (a.format != AttributeFormat::binary || a.value.size() != 1) return false;
+    field = a.value[0];
+    return true;
+  };
+  // ASCII holds bytes 0x20-0x7e (SPC-4 7.4.2.2); TEXT is UTF-8, which the
+  // reports escape where it is not printable.
+  auto text = [](const Attribute& a, std::optional<std::string>& field) {
+    if (a.format == AttributeFormat::ascii) {
+      for (auto b : a.value)
+        if (b != 0 && (b < 0x20 || b > 0x7e)) return false;
+    } else if (a.format != AttributeFormat::text) {
+      return false;
+    }
+    field = trimmed(Bytes(a.value.data(), a.value.size()));
+    return true;
   };
   Cartridge c;
   for (const auto& a : attributes) {
+    bool named = false;
     switch (a.id) {
-      case mam::barcode: c.barcode = ascii(a); break;
-      case mam::serial_number: c.serial_number = ascii(a); break;
-      case mam::manufacturer: c.manufacturer = ascii(a); break;
-      case mam::manufacture_date: c.manufacture_date = ascii(a); break;
-      case mam::medium_type: c.medium_type = static_cast<unsigned>(binary(a, 1)); break;
-      case mam::density_code: c.density_code = static_cast<unsigned>(binary(a, 1)); break;
-      case mam::load_count: c.load_count = binary(a, 8); break;
-      case mam::mib_written_in_life: c.mib_written = binary(a, 8); break;
-      case mam::mib_read_in_life: c.mib_read = binary(a, 8); break;
+      case mam::remaining_capacity: named = binary(a, c.remaining_mib); break;
+      case mam::maximum_capacity: named = binary(a, c.maximum_mib); break;
+      case mam::barcode: named = text(a, c.barcode); break;
+      case mam::serial_number: named = text(a, c.serial_number); break;
+      case mam::manufacturer: named = text(a, c.manufacturer); break;
+      case mam::manufacture_date: named = text(a, c.manufacture_date); break;
+      case mam::medium_type: named = byte(a, c.medium_type); break;
+      case mam::density_code: named = byte(a, c.density_code); break;
+      case mam::load_count: named = binary(a, c.load_count); break;
+      case mam::mib_written_in_life: named = binary(a, c.mib_written); break;
+      case mam::mib_read_in_life: named = binary(a, c.mib_read); break;
       default: break;
     }
+    if (!named) c.others.push_back(a);
   }
   return c;
 }
@@ -337,6 +350,43 @@ EncryptionStatus parse_encryption_status(Bytes data) {
   s.algorithm_index = data[7];
   s.key_instance_counter = be(data, 8, 4);
   return s;
+}
+
+std::string parse_unit_serial_number(Bytes data) {
+  const std::string name = "INQUIRY VPD page 0x80";
+  if (data.size() < 4)
+    throw PageError(name, data.size(), "page header needs 4 bytes, the drive returned " +
+                                           std::to_string(data.size()));
+  if (data[1] != 0x80) throw PageError(name, 1, "page code is " + hex(data[1], 2));
+  std::size_t end = 4 + be(data, 2, 2);
+  if (end > data.size())
+    throw PageError(name, 2, "page length " + std::to_string(end - 4) + " runs past the " +
+                                 std::to_string(data.size()) + " bytes returned");
+  // SPC-4 pads the serial number with spaces on the left or right.
+  std::string serial = trimmed(data.subspan(4, end - 4));
+  serial.erase(0, serial.find_first_not_of(' '));
+  return serial;
+}
+
+std::size_t reply_header_size(HealthQuery query) {
+  switch (query) {
+    case HealthQuery::tapealert:
+    case HealthQuery::capacity:
+    case HealthQuery::attributes:
+    case HealthQuery::encryption:
+    case HealthQuery::unit_serial_number: return 4;
+    case HealthQuery::inquiry: break;
+  }
+  return 0;
+}
+
+std::size_t whole_reply_length(HealthQuery query, Bytes header) {
+  if (reply_header_size(query) == 0 || header.size() < reply_header_size(query)) return header.size();
+  // READ ATTRIBUTE's header is AVAILABLE DATA (SPC-4 6.17.2); the log
+  // pages, the security protocol page and the VPD page all give their
+  // length in bytes 2-3.
+  if (query == HealthQuery::attributes) return 4 + std::size_t{be(header, 0, 4)};
+  return 4 + std::size_t{be(header, 2, 2)};
 }
 
 std::string_view encryption_mode_name(unsigned mode) {

@@ -50,8 +50,15 @@ struct TapeAlertFlag {
 };
 // The flag's name and severity as SSC gives them (reserved ones too).
 TapeAlertFlag tapealert_flag(int number);
-// The flags LOG SENSE page 0x2E reports active, in flag order.
-std::vector<TapeAlertFlag> parse_tapealert_page(Bytes data);
+// What LOG SENSE page 0x2E says: the active flags, in flag order, and the
+// codes of the parameters that are no flag (vendor-specific, reserved, or
+// a flag without its value byte), in page order. Those are skipped so that
+// one of them never hides a flag the drive raised.
+struct TapeAlertPage {
+  std::vector<TapeAlertFlag> flags;
+  std::vector<std::uint16_t> unknown_codes;
+};
+TapeAlertPage parse_tapealert_page(Bytes data);
 // Flags as a set, bit n-1 for flag n (as a drive state keeps them and
 // build_tapealert_page takes them), and back, in flag order.
 std::uint64_t tapealert_mask(const std::vector<TapeAlertFlag>& flags);
@@ -64,7 +71,14 @@ struct PartitionCapacity {
   std::optional<std::uint32_t> remaining_mib;
   std::optional<std::uint32_t> maximum_mib;
 };
-std::vector<PartitionCapacity> parse_tape_capacity_page(Bytes data);
+// The partitions the page reports, and the codes of the parameters it
+// holds that are not SSC's 4-byte capacities (vendor-specific codes, or a
+// length sg_logs does not decode either), skipped and named.
+struct TapeCapacityPage {
+  std::vector<PartitionCapacity> partitions;
+  std::vector<std::uint16_t> unknown_codes;
+};
+TapeCapacityPage parse_tape_capacity_page(Bytes data);
 // A capacity field at its largest value: saturated, as SPC-4's log
 // counters saturate, so more than the page can say. tapekit's virtual tape
 // without a capacity reports it for both fields of partition 0, and mt
@@ -84,6 +98,8 @@ std::vector<Attribute> parse_attributes(Bytes data);
 
 // MAM attribute identifiers (SPC-4 7.4.2, as sg3_utils names them).
 namespace mam {
+inline constexpr std::uint16_t remaining_capacity = 0x0000;
+inline constexpr std::uint16_t maximum_capacity = 0x0001;
 inline constexpr std::uint16_t load_count = 0x0003;
 inline constexpr std::uint16_t mib_written_in_life = 0x0220;
 inline constexpr std::uint16_t mib_read_in_life = 0x0221;
@@ -95,11 +111,16 @@ inline constexpr std::uint16_t medium_type = 0x0408;
 inline constexpr std::uint16_t barcode = 0x0806;
 }  // namespace mam
 
-// The cartridge memory attributes mt reports; absent ones stay empty.
+// The cartridge memory attributes mt names; absent ones stay empty. A
+// binary one may come in any size up to 8 bytes (drives send a 4-byte load
+// count), a text one as ASCII or TEXT (UTF-8). Every other attribute, and
+// a named one in a form that is not its own, is in others, by number.
 struct Cartridge {
   std::optional<std::string> barcode, serial_number, manufacturer, manufacture_date;
   std::optional<unsigned> medium_type, density_code;
+  std::optional<std::uint64_t> remaining_mib, maximum_mib;
   std::optional<std::uint64_t> load_count, mib_written, mib_read;
+  std::vector<Attribute> others;
 };
 Cartridge cartridge_from(const std::vector<Attribute>& attributes);
 
@@ -111,6 +132,16 @@ struct EncryptionStatus {
   std::uint32_t key_instance_counter = 0;
 };
 EncryptionStatus parse_encryption_status(Bytes data);
+
+// INQUIRY VPD page 0x80, Unit Serial Number (SPC-4 7.8.18), trimmed.
+std::string parse_unit_serial_number(Bytes data);
+
+// How long a whole reply to query is by the header it starts with, that
+// header being reply_header_size(query) bytes (0: the command's fixed
+// allocation length takes it all). Drives answer the header to an
+// allocation length that short, as sg_logs' first LOG SENSE relies on.
+std::size_t reply_header_size(HealthQuery query);
+std::size_t whole_reply_length(HealthQuery query, Bytes header);
 std::string_view encryption_mode_name(unsigned mode);  // "disable", "external", "encrypt"
 std::string_view decryption_mode_name(unsigned mode);  // "disable", "raw", "decrypt", "mixed"
 

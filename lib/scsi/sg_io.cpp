@@ -97,4 +97,23 @@ std::vector<std::uint8_t> ScsiDevice::run(const Cdb& cdb, unsigned timeout_ms) c
   return data;
 }
 
+std::vector<std::uint8_t> ScsiDevice::run_whole(HealthQuery query) const {
+  const std::size_t header = reply_header_size(query);
+  if (header == 0) return run(health_cdb(query));
+  auto length = [](std::size_t n) {
+    return static_cast<std::uint32_t>(std::min<std::size_t>(n, max_allocation_length));
+  };
+  // LOG SENSE goes as sg_logs sends it: the header, then the page at the
+  // length the header gives. The others go at their usual allocation
+  // length first, as sg_read_attr, sg_inq and stenc send them (some drives
+  // refuse a short one), and again only when the header says there is more.
+  const bool log_page = query == HealthQuery::tapealert || query == HealthQuery::capacity;
+  const Cdb first = log_page ? health_cdb(query, static_cast<std::uint32_t>(header)) : health_cdb(query);
+  std::vector<std::uint8_t> data = run(first);
+  const std::size_t whole = whole_reply_length(query, data);
+  if (data.size() < header || whole <= data.size() || first.allocation_length >= length(whole))
+    return data;
+  return run(health_cdb(query, length(whole)));
+}
+
 }  // namespace tk::scsi

@@ -52,6 +52,12 @@ class ScsiDevice {
   // Sends cdb (data in, cdb.allocation_length bytes) and returns the bytes
   // the drive sent. Throws ScsiError.
   std::vector<std::uint8_t> run(const Cdb& cdb, unsigned timeout_ms = 60000) const;
+  // The whole reply to a health query, however long (up to
+  // max_allocation_length): a log page's header first, then as many bytes
+  // as it says, as sg_logs asks; another reply asked again at the length
+  // its header gives when the first allocation length cut it short.
+  // Throws ScsiError.
+  std::vector<std::uint8_t> run_whole(HealthQuery query) const;
 
  private:
   int fd_;

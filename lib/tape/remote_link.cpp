@@ -197,8 +197,10 @@ void RemoteTape::probe_version(const std::string& action, bool ask_framing) {
 void RemoteTape::take_framing_reply(const std::string& action) {
   rmt::Reply r = receive(action);
   // A v1 server is never sent S; what it answered does not matter.
-  if (version_ == Version::v0)
+  if (version_ == Version::v0) {
     status_framing_ = rmt::answers_as_line_reader(r) ? StatusFraming::line : StatusFraming::byte;
+    framing_probe_answered_v1_ = r.ok && r.value == 1;
+  }
 }
 
 bool RemoteTape::server_is_tapekit(const std::string& action) {

@@ -413,7 +413,20 @@ TapeStatus RemoteTape::status_from_struct() {
   std::string raw(static_cast<std::size_t>(r.value), '\0');
   auto bytes = std::as_writable_bytes(std::span(raw.data(), raw.size()));
   if (only.in->read_exact(bytes) < raw.size()) lose_connection("status", "connection lost");
-  auto m = decode_mtget(bytes);
+  // Only a v1 server that took the framing probe for its version probe
+  // (the client kept raw op numbers) gets here speaking v1: dump's rmt then
+  // swaps the fields, tapekit's keeps them. Asked after the reply, so the
+  // exchange stays one request, one answer.
+  MtGetOrder order = MtGetOrder::little_endian;
+  if (framing_probe_answered_v1_) {
+    if (!tapekit_) {
+      send("i" + std::to_string(rmt::tapekit_identify_op) + "\n0\n", "status");
+      rmt::Reply r2 = receive("status");
+      tapekit_ = r2.ok && r2.value == rmt::tapekit_identify_op;
+    }
+    if (!*tapekit_) order = MtGetOrder::dump_v1;
+  }
+  auto m = decode_mtget(bytes, order);
   if (!m) throw Error(EPROTO, "tape status of " + name() + " (" + std::to_string(raw.size()) +
                                   "-byte struct mtget not understood)");
   return status_from_mtget(*m);

@@ -226,6 +226,9 @@ class RemoteTape final : public Tape {
   enum class StatusFraming { unknown, line, byte };
   StatusFraming status_framing_ = StatusFraming::unknown;
   std::optional<bool> tapekit_;
+  // The framing probe is a version probe too: a v1 server that answered
+  // it A1 now speaks v1, and dump's rmt then sends S in network order.
+  bool framing_probe_answered_v1_ = false;
   bool open_ = false;
   bool broken_ = false;
   std::exception_ptr settle_failure_;  // settle_before_close()'s, for close()

@@ -65,7 +65,7 @@ std::int64_t StTape::seek(std::int64_t offset, int whence) {
 void StTape::close() { fd_.close("close " + name()); }
 
 std::vector<std::uint8_t> StTape::health_data(scsi::HealthQuery query) {
-  return scsi::ScsiDevice(fd_.get(), name()).run(scsi::health_cdb(query));
+  return scsi::ScsiDevice(fd_.get(), name()).run_whole(query);
 }
 
 std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags, int dir_fd) {

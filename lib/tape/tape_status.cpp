@@ -103,9 +103,26 @@ std::array<std::byte, mtget_wire_size> encode_mtget(const MtGet& m) {
   return out;
 }
 
-std::optional<MtGet> decode_mtget(std::span<const std::byte> bytes) {
+std::optional<MtGet> decode_mtget(std::span<const std::byte> bytes, MtGetOrder order) {
   if (bytes.size() != mtget_wire_size) return std::nullopt;
   MtGet m;
+  if (order == MtGetOrder::dump_v1) {
+    auto be32 = [&](std::size_t at) {
+      std::uint32_t v = 0;
+      for (std::size_t i = 0; i < 4; ++i) v = v << 8 | std::to_integer<std::uint32_t>(bytes[at + i]);
+      return v;
+    };
+    // htonl() kept 32 bits: counts are signed (st's -1), registers are bits.
+    auto signed32 = [&](std::size_t at) { return static_cast<std::int32_t>(be32(at)); };
+    m.type = signed32(0);
+    m.resid = signed32(8);
+    m.dsreg = be32(16);
+    m.gstat = be32(24);
+    m.erreg = be32(32);
+    m.fileno = signed32(40);
+    m.blkno = signed32(44);
+    return m;
+  }
   m.type = static_cast<std::int64_t>(get_le(bytes.data() + 0, 8));
   m.resid = static_cast<std::int64_t>(get_le(bytes.data() + 8, 8));
   m.dsreg = static_cast<std::int64_t>(get_le(bytes.data() + 16, 8));

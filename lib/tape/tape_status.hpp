@@ -88,8 +88,14 @@ MtGet mtget_from_status(const TapeStatus& s);
 // The 48 little-endian bytes of an rmt S reply.
 inline constexpr std::size_t mtget_wire_size = 48;
 std::array<std::byte, mtget_wire_size> encode_mtget(const MtGet& m);
+// How a server lays out S's 48 bytes: tapekit's, and any server's before a
+// version probe, little-endian (x86-64's struct mtget as it is); dump's rmt
+// once a version probe switched it to v1 puts each field through htonl(),
+// so each is a big-endian 32-bit value in the first 4 bytes of its 8.
+enum class MtGetOrder { little_endian, dump_v1 };
 // Decodes an S reply's payload; nullopt for any size but 48.
-std::optional<MtGet> decode_mtget(std::span<const std::byte> bytes);
+std::optional<MtGet> decode_mtget(std::span<const std::byte> bytes,
+                                  MtGetOrder order = MtGetOrder::little_endian);
 // The value of an rmt "s<c>" sub-command (§8.2); nullopt for an unknown c.
 std::optional<std::int64_t> mtget_field(const MtGet& m, char sub);
 

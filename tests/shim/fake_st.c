@@ -45,7 +45,9 @@
  *                      (default 5000000:11444224)
  *   FAKE_ST_MAM        the cartridge memory, "ID=VALUE;ID=VALUE" with ID in
  *                      hex (0x0806=CLN001L8); the format and size of each
- *                      are SPC-4's for that ID; "none": no attributes
+ *                      are SPC-4's for that ID; an ID SPC-4 does not name
+ *                      is binary, 8 bytes, if VALUE is a number, else ASCII
+ *                      of VALUE's length; "none": no attributes
  *                      (default: a full LTO-8 set, see default_mam)
  *   FAKE_ST_ENCRYPTION on (encrypt, decrypt, algorithm 1, key instance 5),
  *                      off (the default) or none (no encryption: ILLEGAL
@@ -53,8 +55,18 @@
  *   FAKE_ST_MISSING    what the drive lacks (ILLEGAL REQUEST, INVALID FIELD
  *                      IN CDB): any of 0x2e, 0x31, attr, spin, comma-separated
  *   FAKE_ST_MALFORMED  what the drive gets wrong: 0x2e (page length past the
- *                      data), 0x31 (a 2-byte capacity), attr (an attribute
+ *                      data), 0x31 (the last capacity parameter's length
+ *                      past the page end), attr (an attribute
  *                      running past the list), spin (a 4-byte status page)
+ *   FAKE_ST_ODD        what the drive sends that is well formed but unusual,
+ *                      comma-separated: 0x2e-vendor (a vendor-specific
+ *                      parameter 0x8001, value 1, between flags 19 and 20),
+ *                      0x2e-long (vendor-specific parameters 0x8002 on,
+ *                      248 bytes each, after flag 64: a 10 KiB page),
+ *                      0x31-wide (the main partition's remaining capacity
+ *                      in an 8-byte parameter),
+ *                      attr-text (the barcode in TEXT format), attr-load4
+ *                      (a 4-byte load count)
  *   FAKE_ST_SG         none: SG_IO fails with ENOTTY (no SCSI device);
  *                      eperm: with EPERM
  * With FAKE_ST_STATE=no-tape, READ ATTRIBUTE and LOG SENSE page 0x31 get
@@ -249,15 +261,31 @@ static size_t tapealert_page(unsigned char *d) {
   unsigned char *p = d + 4;
   char buf[16];
   for (unsigned flag = 1; flag <= 64; ++flag, p += 5) {
+    if (flag == 20 && in_list("FAKE_ST_ODD", "0x2e-vendor")) {
+      put16(p, 0x8001);
+      p[2] = 0x03;
+      p[3] = 1;
+      p[4] = 1;
+      p += 5;
+    }
     put16(p, flag);
     p[2] = 0x03; /* FORMAT AND LINKING 11b: binary format list */
     p[3] = 1;
     snprintf(buf, sizeof buf, "%u", flag);
     p[4] = (unsigned char)in_list("FAKE_ST_ALERTS", buf);
   }
-  put16(d + 2, 64 * 5);
-  if (in_list("FAKE_ST_MALFORMED", "0x2e")) put16(d + 2, 64 * 5 + 40);
-  return 4 + 64 * 5;
+  if (in_list("FAKE_ST_ODD", "0x2e-long")) {
+    for (unsigned code = 0x8002; code < 0x8002 + 40; ++code) {
+      put16(p, code);
+      p[2] = 0x03;
+      p[3] = 248;
+      memset(p + 4, 0xa5, 248);
+      p += 4 + 248;
+    }
+  }
+  put16(d + 2, (unsigned)(p - d - 4));
+  if (in_list("FAKE_ST_MALFORMED", "0x2e")) put16(d + 2, (unsigned)(p - d - 4) + 40);
+  return (size_t)(p - d);
 }
 
 static size_t capacity_page(unsigned char *d) {
@@ -275,13 +303,14 @@ static size_t capacity_page(unsigned char *d) {
   unsigned char *p = d + 4;
   for (unsigned code = 1; code <= 4; ++code) {
     if (parts == 1 && (code == 2 || code == 4)) continue;
-    int shortened = code == 1 && in_list("FAKE_ST_MALFORMED", "0x31");
+    int wide = code == 1 && in_list("FAKE_ST_ODD", "0x31-wide");
     put16(p, code);
     p[2] = 0x00;
-    p[3] = shortened ? 2 : 4;
-    if (shortened) put16(p + 4, (unsigned)v[code - 1] & 0xffff);
+    p[3] = wide ? 8 : 4;
+    if (wide) put64(p + 4, v[code - 1]);
     else put32(p + 4, v[code - 1]);
     p += 4 + p[3];
+    if (code == 3 && in_list("FAKE_ST_MALFORMED", "0x31")) p[-5] = 12;
   }
   put16(d + 2, (unsigned)(p - d - 4));
   return (size_t)(p - d);
@@ -290,7 +319,7 @@ static size_t capacity_page(unsigned char *d) {
 /* SPC-4 7.4.2: each attribute's format and size. */
 struct mam_kind { unsigned id; int ascii; unsigned size; };
 static const struct mam_kind mam_kinds[] = {
-    {0x0003, 0, 8}, {0x0220, 0, 8}, {0x0221, 0, 8}, {0x0400, 1, 8}, {0x0401, 1, 32},
+    {0x0000, 0, 8}, {0x0001, 0, 8}, {0x0003, 0, 8}, {0x0220, 0, 8}, {0x0221, 0, 8}, {0x0400, 1, 8}, {0x0401, 1, 32},
     {0x0405, 0, 1}, {0x0406, 1, 8}, {0x0408, 0, 1}, {0x0806, 1, 32},
 };
 static const char default_mam[] =
@@ -302,7 +331,7 @@ static size_t attribute_list(const unsigned char *cdb, unsigned char *d, size_t 
   if (!spec) spec = default_mam;
   if (strcmp(spec, "none") == 0) spec = "";
   unsigned first = ((unsigned)cdb[8] << 8) | cdb[9];
-  char buf[2048];
+  static char buf[16384];
   snprintf(buf, sizeof buf, "%s", spec);
   unsigned char *p = d + 4;
   char *save = NULL;
@@ -315,20 +344,32 @@ static size_t attribute_list(const unsigned char *cdb, unsigned char *d, size_t 
     const struct mam_kind *k = NULL;
     for (size_t i = 0; i < sizeof mam_kinds / sizeof mam_kinds[0]; ++i)
       if (mam_kinds[i].id == id) k = &mam_kinds[i];
-    if (!k || id < first || (size_t)(p - d) + 5 + k->size > room) continue;
+    struct mam_kind other = {id, 0, 8};
+    if (!k) {
+      char *end = NULL;
+      (void)strtoull(value, &end, 0);
+      if (!*value || *end) { other.ascii = 1; other.size = (unsigned)strlen(value); }
+      k = &other;
+    }
+    unsigned size = k->size;
+    int format = k->ascii ? 1 : 0;
+    if (id == 0x0806 && in_list("FAKE_ST_ODD", "attr-text")) format = 2;
+    if (id == 0x0003 && in_list("FAKE_ST_ODD", "attr-load4")) size = 4;
+    if (id < first || (size_t)(p - d) + 5 + size > room) continue;
     put16(p, id);
-    p[2] = (unsigned char)(0x80 | (k->ascii ? 1 : 0));
-    put16(p + 3, k->size);
+    p[2] = (unsigned char)(0x80 | format);
+    put16(p + 3, size);
     if (k->ascii) {
-      memset(p + 5, ' ', k->size);
+      memset(p + 5, ' ', size);
       size_t n = strlen(value);
-      memcpy(p + 5, value, n < k->size ? n : k->size);
+      memcpy(p + 5, value, n < size ? n : size);
     } else {
       unsigned long long v = strtoull(value, NULL, 0);
-      if (k->size == 1) p[5] = (unsigned char)v;
+      if (size == 1) p[5] = (unsigned char)v;
+      else if (size == 4) put32(p + 5, (unsigned long)v);
       else put64(p + 5, v);
     }
-    p += 5 + k->size;
+    p += 5 + size;
   }
   unsigned long avail = (unsigned long)(p - d - 4);
   if (in_list("FAKE_ST_MALFORMED", "attr") && avail >= 5) {
@@ -376,7 +417,7 @@ static int fake_sg_io(sg_io_hdr_t *h) {
   h->status = h->masked_status = h->host_status = h->driver_status = 0;
   h->sb_len_wr = 0;
   h->resid = 0;
-  static unsigned char d[8192];
+  static unsigned char d[65536];
   memset(d, 0, sizeof d);
   int bad = 0;
   size_t len;

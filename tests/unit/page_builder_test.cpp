@@ -34,15 +34,15 @@ TEST(PageBuilder, TapeAlertHasSixtyFourParametersAndTheFlagsSet) {
   EXPECT_EQ(data[4 + 2 * 5 + 2], 0x03);
   EXPECT_EQ(data[4 + 2 * 5 + 3], 1);
   EXPECT_EQ(data[4 + 2 * 5 + 4], 1);
-  auto flags = scsi::parse_tapealert_page(data);
+  auto flags = scsi::parse_tapealert_page(data).flags;
   ASSERT_EQ(flags.size(), 2u);
   EXPECT_EQ(flags[0].number, 3);
   EXPECT_EQ(flags[1].number, 64);
-  EXPECT_TRUE(scsi::parse_tapealert_page(scsi::build_tapealert_page(0)).empty());
+  EXPECT_TRUE(scsi::parse_tapealert_page(scsi::build_tapealert_page(0)).flags.empty());
 }
 
 TEST(PageBuilder, TapeCapacityReportsPartitionZero) {
-  auto parts = scsi::parse_tape_capacity_page(scsi::build_tape_capacity_page(89, 100));
+  auto parts = scsi::parse_tape_capacity_page(scsi::build_tape_capacity_page(89, 100)).partitions;
   ASSERT_EQ(parts.size(), 1u);
   EXPECT_EQ(parts[0].partition, 0);
   EXPECT_EQ(parts[0].remaining_mib, 89u);

@@ -123,6 +123,28 @@ TEST(RmtMtget, Encodes48LittleEndianBytes) {
   EXPECT_FALSE(tk::mtget_field(m, 'X'));
 }
 
+// The S reply of dump's rmt 0.4b47 switched to v1 (x86-64), as it sent it
+// for type -2, gstat 0x81010000 and file and block -1: each field through
+// htonl() into the first 4 bytes of its 8.
+TEST(RmtProtocol, DumpV1StatusIsReadInNetworkOrder) {
+  std::array<std::byte, 48> bytes{};
+  auto put = [&](std::size_t at, std::initializer_list<int> values) {
+    for (int v : values) bytes[at++] = static_cast<std::byte>(v);
+  };
+  put(0, {0xff, 0xff, 0xff, 0xfe});
+  put(24, {0x81, 0x01, 0x00, 0x00});
+  put(32, {0x00, 0x00, 0x00, 0x03});
+  put(40, {0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x05});
+  auto m = tk::decode_mtget(bytes, tk::MtGetOrder::dump_v1);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->type, -2);
+  EXPECT_EQ(m->gstat, 0x81010000);
+  EXPECT_EQ(m->erreg, 3);
+  EXPECT_EQ(m->fileno, -1);
+  EXPECT_EQ(m->blkno, 5);
+  EXPECT_FALSE(tk::decode_mtget(std::span(bytes).first(24), tk::MtGetOrder::dump_v1));
+}
+
 TEST(RmtReplies, StayShortAndNeverSendErrnoZero) {
   std::string out;
   append_error(out, 0, std::string(200, 'x') + "\n");

@@ -139,7 +139,7 @@ TEST(ScsiCdb, ReadAttributeSecurityProtocolInInquiryAndRequestSense) {
 }
 
 TEST(TapeAlert, ActiveFlagsComeWithNameAndSeverity) {
-  auto flags = scsi::parse_tapealert_page(tapealert_page({20, 3, 64}));
+  auto flags = scsi::parse_tapealert_page(tapealert_page({20, 3, 64})).flags;
   ASSERT_EQ(flags.size(), 3U);
   EXPECT_EQ(flags[0].number, 3);
   EXPECT_EQ(flags[0].name, "Hard error");
@@ -148,11 +148,11 @@ TEST(TapeAlert, ActiveFlagsComeWithNameAndSeverity) {
   EXPECT_EQ(flags[1].name, "Cleaning required");
   EXPECT_EQ(flags[1].severity, scsi::Severity::critical);
   EXPECT_EQ(flags[2].number, 64);
-  EXPECT_TRUE(scsi::parse_tapealert_page(tapealert_page({})).empty());
+  EXPECT_TRUE(scsi::parse_tapealert_page(tapealert_page({})).flags.empty());
 }
 
 TEST(TapeAlert, MaskAndFlagsAreOneSetTwoWays) {
-  auto flags = scsi::parse_tapealert_page(tapealert_page({20, 3, 64}));
+  auto flags = scsi::parse_tapealert_page(tapealert_page({20, 3, 64})).flags;
   std::uint64_t mask = scsi::tapealert_mask(flags);
   EXPECT_EQ(mask, (std::uint64_t{1} << 2) | (std::uint64_t{1} << 19) | (std::uint64_t{1} << 63));
   auto back = scsi::tapealert_flags(mask);
@@ -182,26 +182,45 @@ TEST(TapeAlert, MalformedPagesNameTheByte) {
   Page shorter{0x2e, 0};
   EXPECT_EQ(refusal([&] { scsi::parse_tapealert_page(shorter); }),
             "LOG SENSE page 0x2e, byte 2: page header needs 4 bytes, the drive returned 2");
-  Page zero{0x2e, 0, 0, 5, 0, 0, 3, 1, 1};
-  EXPECT_EQ(refusal([&] { scsi::parse_tapealert_page(zero); }),
-            "LOG SENSE page 0x2e, byte 4: parameter code 0x0000 is no TapeAlert flag");
-  Page empty_value{0x2e, 0, 0, 4, 0, 1, 3, 0};
-  EXPECT_EQ(refusal([&] { scsi::parse_tapealert_page(empty_value); }),
-            "LOG SENSE page 0x2e, byte 4: flag 1 has no value byte");
   Page past{0x2e, 0, 0, 5, 0, 1, 3, 9, 1};
   EXPECT_EQ(refusal([&] { scsi::parse_tapealert_page(past); }),
             "LOG SENSE page 0x2e, byte 4: parameter 0x0001 of length 9 runs past the page end");
   Page cut{0x2e, 0, 0, 2, 0, 1};
   EXPECT_EQ(refusal([&] { scsi::parse_tapealert_page(cut); }),
             "LOG SENSE page 0x2e, byte 4: parameter header cut short by the page end");
+}
+
+// A parameter that is no flag (a vendor's 0x8001, the reserved 0x0000, a
+// flag without its value byte) is skipped and named; the flags beside it
+// still count.
+TEST(TapeAlert, ParametersThatAreNoFlagAreSkippedAndNamed) {
+  Page p{0x2e, 0, 0, 0};
+  for (unsigned code : {0x0000U, 0x0003U, 0x8001U, 0x0014U, 0x0015U}) {
+    add16(p, code);
+    p.push_back(0x03);
+    p.push_back(code == 0x15 ? 0 : 1);
+    if (code != 0x15) p.push_back(1);
+  }
+  set16(p, 2, p.size() - 4);
+  auto page = scsi::parse_tapealert_page(p);
+  ASSERT_EQ(page.flags.size(), 2U);
+  EXPECT_EQ(page.flags[0].number, 3);
+  EXPECT_EQ(page.flags[1].number, 20);
+  EXPECT_EQ(page.flags[1].severity, scsi::Severity::critical);
+  EXPECT_EQ(page.unknown_codes, (std::vector<std::uint16_t>{0x0000, 0x8001, 0x0015}));
+  // A flag sent twice is active when either copy says so.
   Page twice{0x2e, 0, 0, 10, 0, 7, 3, 1, 1, 0, 7, 3, 1, 0};
-  EXPECT_EQ(refusal([&] { scsi::parse_tapealert_page(twice); }),
-            "LOG SENSE page 0x2e, byte 9: flag 7 repeated");
+  auto repeated = scsi::parse_tapealert_page(twice);
+  ASSERT_EQ(repeated.flags.size(), 1U);
+  EXPECT_EQ(repeated.flags[0].number, 7);
+  EXPECT_TRUE(repeated.unknown_codes.empty());
 }
 
 TEST(TapeCapacity, PartitionsInMiB) {
-  auto parts = scsi::parse_tape_capacity_page(
+  auto page = scsi::parse_tape_capacity_page(
       capacity_page({{1, 5000000}, {2, 40}, {3, 11444224}, {4, 100}, {0x8000, 7}}));
+  EXPECT_EQ(page.unknown_codes, std::vector<std::uint16_t>{0x8000});
+  const auto& parts = page.partitions;
   ASSERT_EQ(parts.size(), 2U);
   EXPECT_EQ(parts[0].partition, 0);
   EXPECT_EQ(*parts[0].remaining_mib, 5000000U);
@@ -209,19 +228,38 @@ TEST(TapeCapacity, PartitionsInMiB) {
   EXPECT_EQ(parts[1].partition, 1);
   EXPECT_EQ(*parts[1].remaining_mib, 40U);
   EXPECT_EQ(*parts[1].maximum_mib, 100U);
-  auto one = scsi::parse_tape_capacity_page(capacity_page({{3, 10}}));
+  auto one = scsi::parse_tape_capacity_page(capacity_page({{3, 10}})).partitions;
   ASSERT_EQ(one.size(), 1U);
   EXPECT_FALSE(one[0].remaining_mib);
 }
 
+// sg_logs decodes 4-byte capacities only; one of another length is
+// skipped and named, and the others still read.
+TEST(TapeCapacity, ParametersOfAnotherLengthAreSkippedAndNamed) {
+  Page p{0x31, 0, 0, 0, 0, 1, 0, 8, 0, 0, 0, 0, 0, 0, 0, 9};
+  add16(p, 3);
+  p.push_back(0);
+  p.push_back(4);
+  add32(p, 100);
+  Page shorter{0, 2, 0, 2, 0, 9};
+  p.insert(p.end(), shorter.begin(), shorter.end());
+  set16(p, 2, p.size() - 4);
+  auto page = scsi::parse_tape_capacity_page(p);
+  ASSERT_EQ(page.partitions.size(), 1U);
+  EXPECT_FALSE(page.partitions[0].remaining_mib);
+  EXPECT_EQ(page.partitions[0].maximum_mib, 100U);
+  EXPECT_EQ(page.unknown_codes, (std::vector<std::uint16_t>{0x0001, 0x0002}));
+  auto twice = scsi::parse_tape_capacity_page(capacity_page({{1, 2}, {1, 3}, {3, 5}}));
+  EXPECT_EQ(twice.partitions[0].remaining_mib, 2U);
+  EXPECT_EQ(twice.unknown_codes, std::vector<std::uint16_t>{0x0001});
+}
+
 TEST(TapeCapacity, MalformedPagesNameTheByte) {
-  Page p{0x31, 0, 0, 6, 0, 1, 0, 2, 0, 9};
-  EXPECT_EQ(refusal([&] { scsi::parse_tape_capacity_page(p); }),
-            "LOG SENSE page 0x31, byte 4: parameter 0x0001 has length 2, not 4");
   EXPECT_EQ(refusal([&] { scsi::parse_tape_capacity_page(capacity_page({{1, 200}, {3, 100}})); }),
             "LOG SENSE page 0x31, byte 4: remaining capacity 200 MiB exceeds the maximum 100 MiB");
-  EXPECT_EQ(refusal([&] { scsi::parse_tape_capacity_page(capacity_page({{1, 2}, {1, 2}})); }),
-            "LOG SENSE page 0x31, byte 12: parameter 0x0001 repeated");
+  Page past{0x31, 0, 0, 8, 0, 1, 0, 9, 0, 0, 0, 1};
+  EXPECT_EQ(refusal([&] { scsi::parse_tape_capacity_page(past); }),
+            "LOG SENSE page 0x31, byte 4: parameter 0x0001 of length 9 runs past the page end");
 }
 
 TEST(Cartridge, AttributesAndAbsentOnes) {
@@ -231,8 +269,10 @@ TEST(Cartridge, AttributesAndAbsentOnes) {
   add_attribute(a, 0x0400, 1, ascii("FUJIFILM", 8));
   add_attribute(a, 0x0405, 0, binary(0x5e, 1));
   add_attribute(a, 0x0806, 1, ascii("ABC123L8", 32));
-  add_attribute(a, 0x0999, 2, ascii("ignored", 10));
+  add_attribute(a, 0x0999, 2, ascii("kept", 10));
   auto c = scsi::cartridge_from(scsi::parse_attributes(with_length(a)));
+  ASSERT_EQ(c.others.size(), 1U);
+  EXPECT_EQ(c.others[0].id, 0x0999U);
   EXPECT_EQ(*c.load_count, 42U);
   EXPECT_EQ(*c.mib_written, 1500000U);
   EXPECT_EQ(*c.manufacturer, "FUJIFILM");
@@ -246,15 +286,32 @@ TEST(Cartridge, AttributesAndAbsentOnes) {
   EXPECT_FALSE(none.barcode);
 }
 
-TEST(Cartridge, MalformedListsNameTheByte) {
+// Drives send a 4-byte load count, a TEXT barcode; the capacities of
+// attributes 0x0000 and 0x0001 have names; an attribute in a form its name
+// does not allow is kept by number, never a reason to drop the rest.
+TEST(Cartridge, OtherSizesAndFormatsAndUnnamedAttributes) {
   Page a;
+  add_attribute(a, 0x0000, 0, binary(1000, 8));
+  add_attribute(a, 0x0001, 0, binary(2000, 8));
   add_attribute(a, 0x0003, 0, binary(42, 4));
-  EXPECT_EQ(refusal([&] { scsi::cartridge_from(scsi::parse_attributes(with_length(a))); }),
-            "READ ATTRIBUTE, byte 4: attribute 0x0003 is not 8 binary bytes");
-  Page b;
-  add_attribute(b, 0x0806, 1, Page{'A', 0x01, 'B'});
-  EXPECT_EQ(refusal([&] { scsi::cartridge_from(scsi::parse_attributes(with_length(b))); }),
-            "READ ATTRIBUTE, byte 10: attribute 0x0806 holds a byte that is not ASCII");
+  add_attribute(a, 0x0806, 2, ascii("CLN001L8", 32));
+  add_attribute(a, 0x0401, 1, Page{'A', 0x01, 'B'});
+  add_attribute(a, 0x0408, 0, binary(1, 2));
+  add_attribute(a, 0x1234, 0, binary(77, 8));
+  auto c = scsi::cartridge_from(scsi::parse_attributes(with_length(a)));
+  EXPECT_EQ(c.remaining_mib, 1000U);
+  EXPECT_EQ(c.maximum_mib, 2000U);
+  EXPECT_EQ(c.load_count, 42U);
+  EXPECT_EQ(c.barcode, "CLN001L8");
+  EXPECT_FALSE(c.serial_number);
+  EXPECT_FALSE(c.medium_type);
+  ASSERT_EQ(c.others.size(), 3U);
+  EXPECT_EQ(c.others[0].id, 0x0401U);
+  EXPECT_EQ(c.others[1].id, 0x0408U);
+  EXPECT_EQ(c.others[2].id, 0x1234U);
+}
+
+TEST(Cartridge, MalformedListsNameTheByte) {
   Page c = with_length(Page{0x08, 0x06, 0x81, 0x00, 0x20, 'A'});
   EXPECT_EQ(refusal([&] { scsi::parse_attributes(c); }),
             "READ ATTRIBUTE, byte 4: attribute 0x0806 of length 32 runs past the data end");
@@ -291,6 +348,42 @@ TEST(Encryption, MalformedPagesNameTheByte) {
   r[1] = 0x21;
   EXPECT_EQ(refusal([&] { scsi::parse_encryption_status(r); }),
             "SECURITY PROTOCOL IN protocol 0x20 page 0x0020, byte 0: page code is 0x0021");
+}
+
+TEST(Inquiry, UnitSerialNumberPage) {
+  Page p{0x01, 0x80, 0, 12, ' ', ' ', '1', '0', '6', '8', '0', '0', '0', '1', ' ', 0};
+  EXPECT_EQ(scsi::parse_unit_serial_number(p), "10680001");
+  Page past{0x01, 0x80, 0, 12, '1'};
+  EXPECT_EQ(refusal([&] { scsi::parse_unit_serial_number(past); }),
+            "INQUIRY VPD page 0x80, byte 2: page length 12 runs past the 5 bytes returned");
+  Page other{0x01, 0x83, 0, 0};
+  EXPECT_EQ(refusal([&] { scsi::parse_unit_serial_number(other); }),
+            "INQUIRY VPD page 0x80, byte 1: page code is 0x83");
+}
+
+// The header of each reply gives the length of the whole (sg_logs' first
+// LOG SENSE asks for 4 bytes); INQUIRY's fixed length takes it all.
+TEST(ReplyLength, HeadersGiveTheWholeLength) {
+  using Q = scsi::HealthQuery;
+  Page log{0x2e, 0, 0x28, 0x10};
+  EXPECT_EQ(scsi::reply_header_size(Q::tapealert), 4U);
+  EXPECT_EQ(scsi::whole_reply_length(Q::tapealert, log), 4U + 0x2810U);
+  EXPECT_EQ(scsi::whole_reply_length(Q::capacity, log), 4U + 0x2810U);
+  Page attrs{0, 1, 0, 2};
+  EXPECT_EQ(scsi::whole_reply_length(Q::attributes, attrs), 4U + 0x10002U);
+  Page spin{0, 0x20, 0, 20};
+  EXPECT_EQ(scsi::whole_reply_length(Q::encryption, spin), 24U);
+  Page vpd{0x01, 0x80, 0, 10};
+  EXPECT_EQ(scsi::whole_reply_length(Q::unit_serial_number, vpd), 14U);
+  EXPECT_EQ(scsi::reply_header_size(Q::inquiry), 0U);
+  auto big = scsi::health_cdb(Q::tapealert, 0x12345);
+  EXPECT_EQ(big.allocation_length, scsi::max_allocation_length);
+  EXPECT_EQ(big.bytes[7], 0xff);
+  EXPECT_EQ(big.bytes[8], 0xff);
+  auto vpd_cdb = scsi::health_cdb(Q::unit_serial_number);
+  EXPECT_EQ(vpd_cdb.bytes[1], 0x01);
+  EXPECT_EQ(vpd_cdb.bytes[2], 0x80);
+  EXPECT_EQ(vpd_cdb.what, "INQUIRY VPD page 0x80");
 }
 
 TEST(Inquiry, StandardDataAndShortReplies) {

@@ -34,7 +34,7 @@ void DriveWatch::sample_capacity(Tape& output, std::uint64_t bytes_out, bool wri
   if (writes_in_flight) return;
   try {
     Raw page = output.health_data(scsi::HealthQuery::capacity);
-    for (const scsi::PartitionCapacity& p : scsi::parse_tape_capacity_page(bytes_of(page))) {
+    for (const scsi::PartitionCapacity& p : scsi::parse_tape_capacity_page(bytes_of(page)).partitions) {
       // The main partition: where a drive that is not partitioned writes.
       if (p.partition != 0 || !p.remaining_mib || !p.maximum_mib || *p.maximum_mib == 0) continue;
       // An image without a limit has no end to count down to.
@@ -59,7 +59,7 @@ void DriveWatch::read_alerts(Tape& output, bool before_run) {
   if (!enabled_ || !alerts_answer_) return;
   try {
     Raw page = output.health_data(scsi::HealthQuery::tapealert);
-    ring_.add_output_alerts(scsi::tapealert_mask(scsi::parse_tapealert_page(bytes_of(page))),
+    ring_.add_output_alerts(scsi::tapealert_mask(scsi::parse_tapealert_page(bytes_of(page)).flags),
                             before_run);
   } catch (const Error&) {
     alerts_answer_ = false;  // as for the capacity

@@ -79,21 +79,46 @@ std::string failure_line(const Session& s, const tk::Error& e) {
 
 // What the drive says of itself is printed escaped (printable_text): its
 // bytes must not end the line or reach the terminal as a sequence.
-std::string inquiry_text(const scsi::Inquiry& i) {
-  return "drive: " + printable_text(i.vendor) + " " + printable_text(i.product) + " " +
-         printable_text(i.revision) + "\n";
+// The drive's identity: INQUIRY, and the unit serial number when the drive
+// (or the server before it) answers VPD page 0x80.
+struct Drive {
+  scsi::Inquiry inquiry;
+  std::optional<std::string> serial_number;
+};
+
+std::string inquiry_text(const Drive& d) {
+  const scsi::Inquiry& i = d.inquiry;
+  std::string out = "drive: " + printable_text(i.vendor) + " " + printable_text(i.product) + " " +
+                    printable_text(i.revision) + "\n";
+  if (d.serial_number) out += "drive serial number: " + printable_text(*d.serial_number) + "\n";
+  return out;
 }
 
-std::string inquiry_json(const scsi::Inquiry& i) {
+std::string inquiry_json(const Drive& d) {
+  const scsi::Inquiry& i = d.inquiry;
   return "{\"vendor\":" + json_string(i.vendor) + ",\"product\":" + json_string(i.product) +
-         ",\"revision\":" + json_string(i.revision) + "}";
+         ",\"revision\":" + json_string(i.revision) +
+         (d.serial_number ? ",\"serial_number\":" + json_string(*d.serial_number) : std::string()) +
+         "}";
 }
 
-std::vector<scsi::TapeAlertFlag> read_tapealert(const Session& s) {
+// The serial number, or nullopt where the drive has no VPD page 0x80 or
+// the server predates the question: it only adds to the identity.
+std::optional<std::string> read_unit_serial_number(const Session& s) {
+  std::vector<std::uint8_t> page;
+  try {
+    page = ask(s, scsi::HealthQuery::unit_serial_number);
+  } catch (const scsi::ScsiError&) {
+    return std::nullopt;
+  }
+  return scsi::parse_unit_serial_number(page);
+}
+
+scsi::TapeAlertPage read_tapealert(const Session& s) {
   return scsi::parse_tapealert_page(ask(s, scsi::HealthQuery::tapealert));
 }
 
-std::vector<scsi::PartitionCapacity> read_capacity(const Session& s) {
+scsi::TapeCapacityPage read_capacity(const Session& s) {
   return scsi::parse_tape_capacity_page(ask(s, scsi::HealthQuery::capacity));
 }
 
@@ -130,20 +155,33 @@ std::string percent_used(const scsi::PartitionCapacity& p) {
   return format(" (%.1f%% used)", used);
 }
 
-std::string tapealert_text(const std::vector<scsi::TapeAlertFlag>& flags) {
-  if (flags.empty()) return "no TapeAlert flag is active\n";
-  std::string out;
-  for (const auto& f : flags)
+// The line naming the parameters a page holds that mt does not decode,
+// or nothing.
+std::string unknown_codes_text(const std::vector<std::uint16_t>& codes) {
+  if (codes.empty()) return {};
+  std::string out = "parameters not decoded:";
+  for (auto code : codes) out += format(" 0x%04x", static_cast<unsigned>(code));
+  return out + "\n";
+}
+
+std::string unknown_codes_json(const std::vector<std::uint16_t>& codes) {
+  std::string out = "[";
+  for (auto code : codes) out += (out.size() > 1 ? "," : "") + std::to_string(code);
+  return out + "]";
+}
+
+std::string tapealert_text(const scsi::TapeAlertPage& page) {
+  std::string out = page.flags.empty() ? "no TapeAlert flag is active\n" : "";
+  for (const auto& f : page.flags)
     out += format("TapeAlert %d: %.*s (%.*s)\n", f.number, static_cast<int>(f.name.size()),
                   f.name.data(), static_cast<int>(scsi::severity_name(f.severity).size()),
                   scsi::severity_name(f.severity).data());
-  return out;
+  return out + unknown_codes_text(page.unknown_codes);
 }
 
-std::string capacity_text(const std::vector<scsi::PartitionCapacity>& parts) {
-  if (parts.empty()) return "the drive reports no capacity\n";
-  std::string out;
-  for (const auto& p : parts) {
+std::string capacity_text(const scsi::TapeCapacityPage& page) {
+  std::string out = page.partitions.empty() ? "the drive reports no capacity\n" : "";
+  for (const auto& p : page.partitions) {
     out += format("partition %d:", p.partition);
     if (p.maximum_mib == scsi::no_capacity_limit_mib) {
       out += " unlimited (a virtual tape without a capacity)\n";
@@ -153,7 +191,40 @@ std::string capacity_text(const std::vector<scsi::PartitionCapacity>& parts) {
     if (p.maximum_mib) out += format("%s %u MiB maximum", p.remaining_mib ? " of" : "", *p.maximum_mib);
     out += percent_used(p) + "\n";
   }
+  return out + unknown_codes_text(page.unknown_codes);
+}
+
+bool is_text(const scsi::Attribute& a) {
+  return a.format == scsi::AttributeFormat::ascii || a.format == scsi::AttributeFormat::text;
+}
+
+// A text attribute's value without the spaces and NULs that pad it.
+std::string attribute_text(const scsi::Attribute& a) {
+  std::string text(a.value.begin(), a.value.end());
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+// An attribute mt has no name for (or that is not in its name's form):
+// its value as its format reads, binary up to 8 bytes as a number, longer
+// binary in hex.
+std::string attribute_value_text(const scsi::Attribute& a) {
+  if (is_text(a)) return printable_text(attribute_text(a));
+  if (!a.value.empty() && a.value.size() <= 8) {
+    std::uint64_t v = 0;
+    for (auto b : a.value) v = v << 8 | b;
+    return std::to_string(v);
+  }
+  std::string out = "0x";
+  for (auto b : a.value) out += format("%02x", static_cast<unsigned>(b));
   return out;
+}
+
+// The same as JSON: a number, or a string (text, or hex).
+std::string attribute_value_json(const scsi::Attribute& a) {
+  if (is_text(a)) return json_string(attribute_text(a));
+  std::string value = attribute_value_text(a);
+  return value.rfind("0x", 0) == 0 ? json_string(value) : value;
 }
 
 std::string cartridge_text(const scsi::Cartridge& c) {
@@ -173,6 +244,10 @@ std::string cartridge_text(const scsi::Cartridge& c) {
   number("load count", c.load_count);
   number("MiB written in medium life", c.mib_written);
   number("MiB read in medium life", c.mib_read);
+  number("MiB remaining in partition", c.remaining_mib);
+  number("MiB maximum in partition", c.maximum_mib);
+  for (const auto& a : c.others)
+    out += format("attribute 0x%04x: ", static_cast<unsigned>(a.id)) + attribute_value_text(a) + "\n";
   if (out.empty()) out = "the cartridge memory holds none of these attributes\n";
   return out;
 }
@@ -188,9 +263,9 @@ std::string encryption_text(const std::optional<scsi::EncryptionStatus>& e) {
                 e->key_instance_counter);
 }
 
-std::string tapealert_json(const std::vector<scsi::TapeAlertFlag>& flags) {
+std::string tapealert_json(const scsi::TapeAlertPage& page) {
   std::string out = "[";
-  for (const auto& f : flags)
+  for (const auto& f : page.flags)
     out += std::string(out.size() > 1 ? "," : "") + format("{\"number\":%d,\"name\":", f.number) +
            json_string(f.name) + ",\"severity\":" + json_string(scsi::severity_name(f.severity)) + "}";
   return out + "]";
@@ -200,9 +275,9 @@ std::string optional_json(const auto& v) {
   return v ? std::to_string(*v) : std::string("null");
 }
 
-std::string capacity_json(const std::vector<scsi::PartitionCapacity>& parts) {
+std::string capacity_json(const scsi::TapeCapacityPage& page) {
   std::string out = "[";
-  for (const auto& p : parts) {
+  for (const auto& p : page.partitions) {
     // No limit has no figure: both null, and "unlimited" (present only
     // then, so a drive's report keeps its keys) says why.
     const bool unlimited = p.maximum_mib == scsi::no_capacity_limit_mib;
@@ -228,6 +303,15 @@ std::string cartridge_json(const scsi::Cartridge& c) {
   if (c.load_count) field("load_count", std::to_string(*c.load_count));
   if (c.mib_written) field("mib_written", std::to_string(*c.mib_written));
   if (c.mib_read) field("mib_read", std::to_string(*c.mib_read));
+  if (c.remaining_mib) field("remaining_mib", std::to_string(*c.remaining_mib));
+  if (c.maximum_mib) field("maximum_mib", std::to_string(*c.maximum_mib));
+  if (!c.others.empty()) {
+    std::string list;
+    for (const auto& a : c.others)
+      list += std::string(list.empty() ? "" : ",") + format("{\"id\":%u,\"value\":", static_cast<unsigned>(a.id)) +
+              attribute_value_json(a) + "}";
+    field("attributes", "[" + list + "]");
+  }
   return "{" + out + "}";
 }
 
@@ -269,9 +353,9 @@ int health_tapealert(Session& s, const Args& args) {
   if (status != 0) return status;
   if (int r = open_drive(s)) return r;
   return answer(s, [&] {
-    auto flags = read_tapealert(s);
-    std::cout << tapealert_text(flags);
-    for (const auto& f : flags)
+    auto page = read_tapealert(s);
+    std::cout << tapealert_text(page);
+    for (const auto& f : page.flags)
       if (fail_on && static_cast<int>(f.severity) >= static_cast<int>(*fail_on)) return 1;
     return 0;
   });
@@ -309,10 +393,10 @@ int health_report(Session& s, const Args&) {
   if (int r = open_drive(s)) return r;
   // The drive's identity first: a server that cannot be asked (another
   // rmt) fails the whole report in one line instead of a line a section.
-  std::optional<scsi::Inquiry> inquiry;
+  std::optional<Drive> inquiry;
   std::exception_ptr inquiry_failed;
   try {
-    inquiry = read_inquiry(s);
+    inquiry = Drive{read_inquiry(s), std::nullopt};
   } catch (const scsi::ScsiError& e) {
     if (e.refusal() == scsi::Refusal::other_server) {
       s.diagnostics += failure_line(s, e);
@@ -334,6 +418,13 @@ int health_report(Session& s, const Args&) {
       return {};
     }
   };
+  if (inquiry) {
+    try {
+      inquiry->serial_number = read_unit_serial_number(s);
+    } catch (const tk::Error& e) {
+      std::cerr << failure_line(s, e);
+    }
+  }
   tk::StatusReport report;
   if (int e = attempt(s, [&] { report = s.tape->status_report(); })) {
     s.diagnostics += perror_text(s.inv.device, e);
@@ -350,10 +441,25 @@ int health_report(Session& s, const Args&) {
   auto or_null = [](std::string json) { return json.empty() ? std::string("null") : json; };
   std::string status = status_json(s.inv.device, report.mtget, report.status, s.density_table);
   while (!status.empty() && status.back() == '\n') status.pop_back();
+  // Each page is read once; its unknown codes go beside it, null with it.
+  std::optional<scsi::TapeAlertPage> tapealert;
+  std::optional<scsi::TapeCapacityPage> capacity;
+  std::string tapealert_out = or_null(section([&] { return read_tapealert(s); },
+                                              [&](const scsi::TapeAlertPage& p) {
+                                                tapealert = p;
+                                                return tapealert_json(p);
+                                              }));
+  std::string capacity_out = or_null(section([&] { return read_capacity(s); },
+                                             [&](const scsi::TapeCapacityPage& p) {
+                                               capacity = p;
+                                               return capacity_json(p);
+                                             }));
   std::cout << "{\"device\":" << json_string(s.inv.device)
             << ",\"drive\":" << or_null(section(known_inquiry, inquiry_json))
-            << ",\"tapealert\":" << or_null(section([&] { return read_tapealert(s); }, tapealert_json))
-            << ",\"capacity\":" << or_null(section([&] { return read_capacity(s); }, capacity_json))
+            << ",\"tapealert\":" << tapealert_out << ",\"tapealert_unknown_codes\":"
+            << (tapealert ? unknown_codes_json(tapealert->unknown_codes) : "null")
+            << ",\"capacity\":" << capacity_out << ",\"capacity_unknown_codes\":"
+            << (capacity ? unknown_codes_json(capacity->unknown_codes) : "null")
             << ",\"cartridge\":" << or_null(section([&] { return read_cartridge(s); }, cartridge_json))
             << ",\"encryption\":"
             << or_null(section([&] { return read_encryption(s); },

@@ -80,7 +80,7 @@ struct DriveState {
   Recovery recovery;
 
   // The cartridge memory (MAM) a drive reads and updates on the cartridge
-  // itself (issue 26 §4). A state saved before these fields existed has
+  // itself. A state saved before these fields existed has
   // none (memory false): counts begun later would be taken for the
   // medium's life, so they stay unreported.
   bool memory = true;

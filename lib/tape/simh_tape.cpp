@@ -15,7 +15,7 @@
 // that plus one record, and one that keeps going stops at the capacity: always
 // between half the capacity and the capacity plus a record.
 //
-// Health (issue 26 §4): TapeAlert flags are raised where a drive raises
+// Health: TapeAlert flags are raised where a drive raises
 // them (see simh_health.cpp, which also builds the pages the drive answers).
 //
 // Opening an image and loading the drive's state are in simh_load.cpp,

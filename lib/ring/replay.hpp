@@ -1,4 +1,4 @@
-// A model of the ring for buffer's advice (issue 27): a recorded run's input
+// A model of the ring for buffer's advice: a recorded run's input
 // and output replayed through a queue of another size, to say what size
 // would have kept the output from waiting for data.
 //

@@ -159,7 +159,7 @@ std::string_view trim_blanks(std::string_view s) {
 bool read_request(BufferedReader& in, const Limits& limits, Request& out) {
   int c;
   // A stray newline where a command is expected is skipped: FreeBSD dump
-  // and newer GNU clients send "S\n" (§13).
+  // and newer GNU clients send "S\n" (docs/rmt-protocol.md, "S: status").
   do c = in.get();
   while (c == '\n');
   if (c < 0) return false;
@@ -279,7 +279,8 @@ std::optional<int> parse_open_flags(std::string_view text) {
   }
   if (!text.empty()) return parse_symbolic(text);
   if (!numeric) return std::nullopt;
-  // Only the access mode means the same on every OS (§5.2).
+  // Only the access mode means the same on every OS
+  // (docs/rmt-protocol.md, "O: open").
   int access = *numeric & O_ACCMODE;
   if (access == O_ACCMODE) return std::nullopt;
   return access;
@@ -345,7 +346,8 @@ std::optional<SeekArgs> decode_seek(std::string_view a, std::string_view b, Seek
     case SeekOrder::bsd: bsd = true; break;
     case SeekOrder::gnu: bsd = false; break;
     case SeekOrder::automatic:
-      // §6.4: the only reading that a real client could have meant.
+      // The only reading that a real client could have meant
+      // (docs/rmt-protocol.md, "L: seek").
       if (!in_set(*na, {0, 1, 2}))
         bsd = true;
       else if (!in_set(*nb, {0, 1, 2, 3, 4, 10, 11}))
@@ -364,7 +366,8 @@ std::optional<SeekArgs> decode_seek(std::string_view a, std::string_view b, Seek
 }
 
 namespace {
-// BSD/Sun numbering (§7.3), by wire number, and the Linux op codes they mean.
+// BSD/Sun numbering (docs/rmt-protocol.md, "I: tape operation"), by wire
+// number, and the Linux op codes they mean.
 constexpr std::array<int, 11> v1_to_linux{MTWEOF, MTFSF,  MTBSF,  MTFSR,   MTBSR,  MTREW,
                                           MTOFFL, MTNOP,  MTRETEN, MTERASE, MTEOM};
 // The "i" requests' wire numbers and the Linux op codes they mean.

@@ -2,7 +2,7 @@
 // argument order and op-code mapping. Knows no Tape; both the server
 // (tools/rmt) and the remote backend (lib/tape/remote_tape) use it. The S
 // reply's struct mtget is the tape's (lib/tape/tape_status.hpp).
-// Reference: rmt-protocol.md (section numbers below refer to it).
+// The wire contract: docs/rmt-protocol.md; the headings quoted below are its.
 #pragma once
 
 #include <array>
@@ -18,7 +18,7 @@
 
 namespace tk::rmt {
 
-// Longest argument lines kept (§12.6.5); longer lines are drained to their
+// Longest argument lines kept ("Framing"); longer lines are drained to their
 // newline and flagged, never split and executed.
 struct Limits {
   std::size_t device = 4095;
@@ -112,13 +112,13 @@ std::optional<std::int64_t> parse_number(std::string_view text);
 
 // Open flags as numeric, numeric plus symbolic, or symbolic (with or without
 // "O_"); the symbolic part wins; a number alone is masked to O_ACCMODE,
-// since only the access mode is the same on every OS (§5). Returns Linux
+// since only the access mode is the same on every OS ("O: open"). Returns Linux
 // flags, or nullopt for an invalid line.
 std::optional<int> parse_open_flags(std::string_view text);
 // "<accmode> O_WRONLY|O_CREAT|O_TRUNC": portable to every symbolic server.
 std::string format_open_flags(int flags);
 
-// How to read the two lines of L (§6).
+// How to read the two lines of L ("L: seek").
 enum class SeekOrder { automatic, bsd, gnu };
 struct SeekArgs {
   std::int64_t offset = 0;
@@ -128,9 +128,9 @@ struct SeekArgs {
 std::optional<SeekArgs> decode_seek(std::string_view a, std::string_view b, SeekOrder order);
 
 // Whether a server reads whole lines, so that S must be sent with its
-// newline (GNU rmt since tar 1.23, §8.1), or a byte at a time, so that a
-// newline after S is a garbage command that ends it (the BSD lineage,
-// §11.1): the version probe with a count line that is not a number. GNU rmt
+// newline (GNU rmt since tar 1.23), or a byte at a time, so that a newline
+// after S is a garbage command that ends it (the BSD lineage; "S: status"):
+// the version probe with a count line that is not a number. GNU rmt
 // parses the count strictly and refuses it with its own text, without an
 // ioctl; atoi reads 0 there, so to the others it is the version probe again
 // (v1 servers: A1; v0: the same refused ioctl). Sent only along with a
@@ -138,7 +138,7 @@ std::optional<SeekArgs> decode_seek(std::string_view a, std::string_view b, Seek
 inline constexpr std::string_view line_reader_probe = "I-1\n0x\n";
 
 // Protocol version 1 (after "I-1" -> "A1"): BSD/Sun op numbers 0..10 to
-// Linux op codes (§7.3); nullopt for anything else.
+// Linux op codes ("I: tape operation"); nullopt for anything else.
 std::optional<int> linux_op_from_v1(std::int64_t wire);
 // Linux op code to its v1 wire number, if it has one.
 std::optional<int> v1_op_from_linux(int linux_op);
@@ -262,9 +262,9 @@ struct Reply {
 // What an A value may be. A count (of bytes read or written, an open, an
 // ioctl, a seek, a struct's size) is never negative: A-1 there is a protocol
 // violation, and a client that took it would size buffers and positions by
-// it. A status field (the s<c> sub-replies, §8.2) is the server's mtget
-// field as it is, and st reports an unknown file or block number as -1:
-// rmt-dump sends A-1 at end of data, with no tape and while not ready.
+// it. A status field (the s<c> sub-replies, "s: one status field") is the
+// server's mtget field as it is, and st reports an unknown file or block number
+// as -1: rmt-dump sends A-1 at end of data, with no tape and while not ready.
 enum class ReplyValue { count, field };
 // Reads one status line (at most 64 bytes, as GNU clients accept) and, for
 // E/F, the message line; throws ProtocolError(bad_reply) on anything else,

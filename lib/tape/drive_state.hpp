@@ -80,7 +80,7 @@ struct DriveState {
   Recovery recovery;
 
   // The cartridge memory (MAM) a drive reads and updates on the cartridge
-  // itself (issue 26 §4). A state saved before these fields existed has
+  // itself. A state saved before these fields existed has
   // none (memory false): counts begun later would be taken for the
   // medium's life, so they stay unreported.
   bool memory = true;
@@ -117,7 +117,7 @@ DriveState parse_drive_state(std::string_view text, const std::string& path);
 
 // Reads path (relative to dir_fd; never through a symbolic link, and never
 // anything but a regular file: EINVAL naming it). No file is a loaded
-// cartridge at BOT (design.md decision 2).
+// cartridge at BOT (docs/tape-semantics.md, "Virtual-tape decisions").
 DriveState load_drive_state(int dir_fd, const std::string& path);
 
 // Replaces path in one rename, so a crash never leaves half of a state. The

@@ -1,5 +1,5 @@
 // The lock that puts a cartridge "in the drive": one holder of an image at a
-// time, as one drive holds one tape (design.md decision 9).
+// time, as one drive holds one tape (docs/tape-semantics.md, "The image lock").
 #pragma once
 
 #include <string>

@@ -40,7 +40,7 @@ std::vector<std::string> split_blanks(const std::string& s) {
 }
 
 // secure_getenv: a setuid program must not run a remote shell named by the
-// environment (CVE-2022-37704, rmt-protocol.md §12.7.9).
+// environment (CVE-2022-37704; docs/rmt-protocol.md, "The client's rules").
 std::string pick(const std::string& option, const char* env, const char* fallback) {
   if (!option.empty()) return option;
   if (const char* v = ::secure_getenv(env); v != nullptr && *v != '\0') return v;
@@ -303,7 +303,8 @@ void RemoteTape::op(MtOp op, int count) {
   probe_version();
   std::string action = "tape operation on";
   if (version_ == Version::v0) {
-    // A server without v1 takes the client's numbers: Linux ones (§7.4).
+    // A server without v1 takes the client's numbers: Linux ones
+    // (docs/rmt-protocol.md, "I: tape operation").
     request_ = "I" + std::to_string(linux_op) + "\n" + std::to_string(count) + "\n";
   } else if (auto w = rmt::v1_op_from_linux(linux_op)) {
     request_ = "I" + std::to_string(*w) + "\n" + std::to_string(count) + "\n";
@@ -323,11 +324,12 @@ TapeStatus RemoteTape::status() {
   probe_version("status", true);
   if (version_ == Version::v1) {
     // One field at a time; the error register first, since some drivers
-    // clear it when it is read (§8.2). Each is the server's mtget field as
-    // it is, so it may be negative: st's -1 for a file or block number it
-    // does not know (at end of data, with no tape, while not ready), and a
-    // register with its top bit set (EOF in mt_gstat, a density code from
-    // 0x80 in mt_dsreg) from a server whose long has 32 bits.
+    // clear it when it is read (docs/rmt-protocol.md, "s: one status field").
+    // Each is the server's mtget field as it is, so it may be negative: st's -1
+    // for a file or block number it does not know (at end of data, with no
+    // tape, while not ready), and a register with its top bit set (EOF in
+    // mt_gstat, a density code from 0x80 in mt_dsreg) from a server whose long
+    // has 32 bits.
     MtGet m;
     struct Field {
       char sub;
@@ -485,11 +487,12 @@ std::int64_t RemoteTape::seek(std::int64_t offset, int whence) {
   settle("seek");
   // The servers that speak v1 (ours, rmt-dump, star) read the offset first;
   // of the others, GNU rmt, the one a Linux host has, reads the whence
-  // first (§6.2). Only BSD's own rmt is left out: it has no v1 either.
+  // first (docs/rmt-protocol.md, "L: seek"). Only BSD's own rmt is left out:
+  // it has no v1 either.
   probe_version();
   if (version_ == Version::v1 && whence == SEEK_SET && (offset == 1 || offset == 2)) {
     // "L1\n0\n" and "L2\n0\n" read as whence-first to a server that infers
-    // the order (§6.4, tar never seeks to byte 1 or 2), so get there in two
+    // the order (tar never seeks to byte 1 or 2), so get there in two
     // steps whose reading is the same in both orders.
     transact("L0\n0\n", "seek");
     return transact("L" + std::to_string(offset) + "\n1\n", "seek");

@@ -1,7 +1,7 @@
 // The remote backend: "[user@]host:path" reached through rsh/ssh and an rmt
-// server on the far side, speaking the codec of lib/rmt (rmt-protocol.md
-// §12.7: bounded replies, symbolic flags, S as one byte but to GNU rmt,
-// v1 ops after I-1).
+// server on the far side, speaking the codec of lib/rmt (docs/rmt-protocol.md,
+// "The client's rules": bounded replies, symbolic flags, S as one byte but to
+// GNU rmt, v1 ops after I-1).
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // The SIMH magtape image format (.tap): object codes, record framing, and
 // scanning an image object by object through its length words, so spacing
-// never reads record data (tape-semantics.md §6.1).
+// never reads record data (docs/tape-semantics.md, "The SIMH image format").
 #pragma once
 
 #include <array>

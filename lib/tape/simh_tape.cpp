@@ -1,20 +1,21 @@
-// SimhTape: the Linux st driver's behaviour (tape-semantics.md §4) emulated
-// over a SIMH image, with the drive's state kept in a sidecar file so that the
-// image acts as a no-rewind device between opens.
+// SimhTape: the Linux st driver's behaviour (docs/tape-semantics.md, whose
+// headings the quotes below name) emulated over a SIMH image, with the
+// drive's state kept in a sidecar file so that the image acts as a no-rewind
+// device between opens.
 //
-// Capacity (design.md decision 8): capacity counts image bytes. The early
-// warning point is at 7/8 of it: the write that crosses it completes (and sets
-// EOT), the next write fails with ENOSPC (EOD bit), the one after succeeds
-// again, as st alternates. The capacity itself is the physical end: a record
-// that would not fit entirely fails with ENOSPC and every later write with
-// EIO. Filemarks are accepted past early warning and up to 64 bytes (16
-// marks) past the capacity, so a close after a full medium still writes
-// its filemark; beyond that they fail with ENOSPC too. So
-// a writer that stops at the first ENOSPC has stored between 7/8 of the
-// capacity and that plus one record, and one that keeps going stops at the
-// capacity: always between half the capacity and the capacity plus a record.
+// Capacity (docs/tape-semantics.md, "Capacity and early warning"): capacity
+// counts image bytes. The early warning point is at 7/8 of it: the write that
+// crosses it completes (and sets EOT), the next write fails with ENOSPC (EOD
+// bit), the one after succeeds again, as st alternates. The capacity itself is
+// the physical end: a record that would not fit entirely fails with ENOSPC and
+// every later write with EIO. Filemarks are accepted past early warning and up
+// to 64 bytes (16 marks) past the capacity, so a close after a full medium
+// still writes its filemark; beyond that they fail with ENOSPC too. So a writer
+// that stops at the first ENOSPC has stored between 7/8 of the capacity and
+// that plus one record, and one that keeps going stops at the capacity: always
+// between half the capacity and the capacity plus a record.
 //
-// Health (issue 26 §4): TapeAlert flags are raised where a drive raises
+// Health: TapeAlert flags are raised where a drive raises
 // them (see simh_health.cpp, which also builds the pages the drive answers).
 //
 // Opening an image and loading the drive's state are in simh_load.cpp,
@@ -134,7 +135,7 @@ class SimhTape final : public Tape {
     if (!state_.online && !works_offline(op)) throw Error(ENOMEDIUM, op_context(op));
     if (last_write_) {
       switch (op) {
-        // st writes the closing filemark before these (§4.6); BSF and BSFM
+        // st writes the closing filemark before these ("Close"); BSF and BSFM
         // then also space back over it.
         case MtOp::rewind:
         case MtOp::offline:
@@ -411,7 +412,7 @@ class SimhTape final : public Tape {
   // --- reading ---
 
   std::size_t end_of_data_read() {
-    // Right after a filemark st returns 0 once more, then EIO (§4.4).
+    // Right after a filemark st returns 0 once more, then EIO ("Reading").
     bool after_mark = state_.eof == EofState::filemark;
     state_.eof = EofState::eod;
     if (after_mark) {
@@ -452,7 +453,7 @@ class SimhTape final : public Tape {
       default: fail_at_invalid(o, "read");
     }
     if (o.length > buf.size()) {
-      // st: the block is consumed and its data lost (§4.4).
+      // st: the block is consumed and its data lost ("Reading").
       Object framed = image_.next(o.start, true);
       if (framed.kind == Kind::invalid) fail_at_invalid(framed, "read");
       pass_record(framed);
@@ -537,7 +538,7 @@ class SimhTape final : public Tape {
     own_session_ = true;
   }
 
-  // A write ends the tape where it happens (design.md: new EOD).
+  // A write ends the tape where it happens ("Writing and the end of the tape").
   void truncate_here(const FirstObject& first) {
     mark_write_session(first);
     appender_.truncate(state_.offset);
@@ -929,8 +930,8 @@ class SimhTape final : public Tape {
 
   void op_setdrvbuffer(int count, const std::string& what) {
     // Driver options mean nothing to an image; st only rejects an unknown
-    // sub-command (§2.3). The default compression and density are applied
-    // at once, as st does when a tape is loaded (mt defcompression).
+    // sub-command ("MTSETDRVBUFFER"). The default compression and density are
+    // applied at once, as st does when a tape is loaded (mt defcompression).
     auto word = static_cast<unsigned>(count);
     if ((word >> 28) > 8) throw Error(EIO, what);
     unsigned value = word & 0xFFFFFu;

@@ -1,6 +1,6 @@
 // The virtual tape: a SIMH .tap image (the cartridge) and its IMAGE.state
 // sidecar (the drive), behaving like the Linux st driver on a no-rewind node
-// (design.md "The virtual tape", tape-semantics.md §4 and §6).
+// (docs/tape-semantics.md, "The virtual tape").
 #pragma once
 
 #include <cstdint>

@@ -36,8 +36,8 @@ struct TapeStatus {
 };
 
 // Linux x86-64 struct mtget as the driver fills it and as an rmt S reply
-// carries it (rmt-protocol.md §8.1), kept verbatim so that status output can
-// reproduce every bit the driver reported.
+// carries it (docs/rmt-protocol.md, "S: status"), kept verbatim so that status
+// output can reproduce every bit the driver reported.
 struct MtGet {
   std::int64_t type = 0;   // mt_type: MT_ISSCSI2, MT_ISSCSI1, ...
   std::int64_t resid = 0;  // st: the current partition
@@ -96,7 +96,8 @@ enum class MtGetOrder { little_endian, dump_v1 };
 // Decodes an S reply's payload; nullopt for any size but 48.
 std::optional<MtGet> decode_mtget(std::span<const std::byte> bytes,
                                   MtGetOrder order = MtGetOrder::little_endian);
-// The value of an rmt "s<c>" sub-command (§8.2); nullopt for an unknown c.
+// The value of an rmt "s<c>" sub-command; nullopt for an unknown c
+// (docs/rmt-protocol.md, "s: one status field").
 std::optional<std::int64_t> mtget_field(const MtGet& m, char sub);
 
 }  // namespace tk

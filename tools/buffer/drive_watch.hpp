@@ -1,4 +1,4 @@
-// What buffer's writer learns from its output drive (issue 26 §5): how full
+// What buffer's writer learns from its output drive: how full
 // the cartridge is, for the progress reports' "time to the end of the
 // tape", and the TapeAlert flags it raised, for the summary. Published in
 // the ring, which the reader's reports read.

@@ -1,5 +1,5 @@
 // buffer: drop-in replacement for Lee McLoughlin's buffer 1.19 (Debian 1.19-12).
-// Reference: ../shared/docs/buffer-reference.md and man/buffer.1.
+// How it is built: docs/buffer.md; what it does: man/buffer.1.
 // Deviations from buffer 1.19 (each listed in the man page):
 //  - sizes are 64-bit and strictly parsed (g/t suffixes added, "1.5k" refused);
 //  - no 2048-block or 512 KiB block ceilings; K totals count bytes, not blocks;

@@ -55,13 +55,13 @@ struct Options {
   std::optional<DigestKind> hash;   // --hash NAME
   bool verify = false;              // --verify: read each volume back, compare digests
 
-  // Reports and flow (issue 11): kept together so merges stay simple.
+  // Reports and flow: kept together so merges stay simple.
   bool json = false;                     // --json: status lines and summary as JSON
   std::optional<std::uint64_t> size;     // --size BYTES: the input's length, for an ETA
   int high_water = 0;                    // --high-water PCT (0: not given)
   int low_water = -1;                    // --low-water PCT (-1: not given)
 
-  // The run's record and its picture (issue 27): record.hpp, plot.hpp.
+  // The run's record and its picture: record.hpp, plot.hpp.
   std::string record_file;                      // --record FILE
   std::chrono::milliseconds record_tick{100};   // --record-tick TIME
   std::chrono::milliseconds long_write{1000};   // --long-write TIME

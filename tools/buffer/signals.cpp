@@ -10,8 +10,9 @@
 
 namespace tk::buffer {
 
-// Signal flags: the only mutable globals (style.md §8). Handlers touch
-// nothing else, and request_stop() makes blocking calls give up.
+// Signal flags: the only mutable globals, since a handler may touch nothing
+// else safely (docs/buffer.md, "Signals"); request_stop() makes blocking
+// calls give up.
 volatile std::sig_atomic_t g_signals = 0;     // INT, TERM, HUP, QUIT received
 volatile std::sig_atomic_t g_peer_gone = 0;   // reader: writer exited; writer: reader died
 volatile std::sig_atomic_t g_stop_input = 0;  // reader: the writer was signalled

@@ -10,8 +10,8 @@
 
 namespace tk::buffer {
 
-// Signal flags: the only mutable globals (style.md §8), defined and
-// explained in signals.cpp.
+// Signal flags: the only mutable globals (docs/buffer.md, "Signals"), defined
+// and explained in signals.cpp.
 extern volatile std::sig_atomic_t g_signals;
 extern volatile std::sig_atomic_t g_peer_gone;
 extern volatile std::sig_atomic_t g_stop_input;

@@ -106,7 +106,7 @@ int Writer::run() {
   close_output();
   finish_outputs();
   // 1.19 prints the final record and -t's line at a clean end only: after
-  // a read error or a signal the last record stays as it was (§1.6).
+  // a read error or a signal the last record stays as it was.
   if (!ring_.input_failed() && !g_signals) legacy_.finish(written_);
   if (options_.debug) print_stderr("\tW: Exiting writer\n");
   return kExitOk;

@@ -9,7 +9,7 @@
 
 namespace tk::mt {
 
-// mt-st's exit statuses (tape-semantics.md §1.4).
+// mt-st's exit statuses (docs/tape-semantics.md, "mt's exit statuses").
 enum class Exit : int {
   ok = 0,
   usage = 1,   // usage errors, unknown command, bad count sign, open failure

@@ -31,8 +31,9 @@ enum Tests : unsigned { no_tests = 0, online = 1, write_protect = 2 };
 
 constexpr int many_args = 255;
 
-// MTSETDRVBUFFER sub-commands (tape-semantics.md §2.3); the last three are
-// in <linux/mtio.h> only, which cannot be included beside <sys/mtio.h>.
+// MTSETDRVBUFFER sub-commands (docs/tape-semantics.md, "MTSETDRVBUFFER"); the
+// last three are in <linux/mtio.h> only, which cannot be included beside
+// <sys/mtio.h>.
 constexpr std::uint32_t st_options_mask = MT_ST_OPTIONS;
 constexpr std::uint32_t st_booleans = MT_ST_BOOLEANS;
 constexpr std::uint32_t st_write_threshold = MT_ST_WRITE_THRESHOLD;
@@ -109,7 +110,8 @@ int device_op(Session& s, tk::MtOp op, int count) {
 }
 
 // The MTIOCTOP commands: strtol with base 0, then a k/M/G unit, checked and
-// narrowed exactly as mt-st does (tape-semantics.md §1.3).
+// narrowed exactly as mt-st does (docs/tape-semantics.md,
+// "mt's count parsing").
 int do_standard(Session& s, const Command& c, const Args& args) {
   int count = 1;
   if (!args.empty()) {

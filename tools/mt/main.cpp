@@ -1,8 +1,8 @@
 // mt: magnetic tape control, a drop-in for mt-st 1.7 (Debian's default mt).
 //
-// Reference: tape-semantics.md §1-§3 (mt-st's command line, command table,
-// count parsers, exit statuses, messages and status formats, all captured
-// from mt-st 1.7). Messages that scripts may read are mt-st's words, with its
+// Reference: docs/tape-semantics.md, "mt" (mt-st's command line, count
+// parsers and exit statuses), and mt(1) for the commands, messages and
+// status formats, all as mt-st 1.7 has them. Messages that scripts may read are mt-st's words, with its
 // hard-coded "mt:" prefix and perror(device) lines.
 //
 // Deviations from mt-st 1.7, where tapekit follows mt-st 1.8 (February 2025):

@@ -50,8 +50,8 @@ int attempt(Session& s, Fn&& fn) {
   }
 }
 
-// tapekit's virtual-tape commands (design.md decision 8); each returns the
-// exit status and leaves its message in s.diagnostics.
+// tapekit's virtual-tape commands (docs/tape-semantics.md, "The virtual tape");
+// each returns the exit status and leaves its message in s.diagnostics.
 int vt_create(Session& s, const Args& args);
 int vt_protect(Session& s, const Args& args);
 int vt_alert(Session& s, const Args& args);

@@ -1,7 +1,7 @@
 // reblock: turns any stream into records of exactly one size, for tape drives.
 //
 // Replaces `dd obs=N iflag=fullblock` (GNU coreutils dd, whose -t summary
-// format it follows) and buffer 1.19's reblocking (buffer-reference.md §1):
+// format it follows) and buffer 1.19's reblocking:
 // every write is exactly -s bytes, the last one short unless -B pads it.
 // Input and output are tapekit Tape names (file, pipe, st device, .tap image,
 // host:path). Exit statuses (Exit in reblock.hpp): 0 done, 1 failed, 2 bad

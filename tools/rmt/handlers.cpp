@@ -29,7 +29,9 @@ namespace {
 struct OpName {
   const char* name;
   MtOp op;
-  bool by_default;  // on the allow-list of a restricted server (§12.6.8)
+  // On the allow-list of a restricted server (docs/rmt-protocol.md,
+  // "The server's rules").
+  bool by_default;
   // Refused by --read-only: it writes, or it changes what the drive does
   // for every later client (ejects, locks the door, sets compression, block
   // size, density or driver options, resets). Positioning stays allowed: a
@@ -203,7 +205,8 @@ void Session::read(const rmt::Request& r) {
     throw Refusal{ECANCELED, "Read cancelled after the end of a read-ahead"};
   }
   Tape& t = tape();
-  // A count above the cap is read short, which every client accepts (§12.6.5).
+  // A count above the cap is read short, which every client accepts
+  // (docs/rmt-protocol.md, "R: read").
   auto want = static_cast<std::size_t>(
       std::min<std::uint64_t>(static_cast<std::uint64_t>(*count), options_.max_record));
   std::byte* data = record_buffer(want);
@@ -396,7 +399,8 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
     return;
   }
   if (!extended && *wire == -1) {
-    // The version probe: reply exactly A1, then speak v1 numbering (§9).
+    // The version probe: reply exactly A1, then speak v1 numbering
+    // (docs/rmt-protocol.md, "I: tape operation").
     v1_ = true;
     reply_ok(1);
     return;

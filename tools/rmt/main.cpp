@@ -1,6 +1,7 @@
 // rmt: remote magnetic tape server, a drop-in for /usr/sbin/rmt (GNU rmt and
 // the rmt of dump/restore) that serves every client and takes no names or
-// options from the connection. Reference: rmt-protocol.md; manual: rmt.8.
+// options from the connection. Reference: docs/rmt-protocol.md; manual:
+// man/rmt.8.
 //
 // Deviations from GNU rmt and rmt-dump:
 //  - stays alive after C (as rmt-dump), exits 0 at end of input without the

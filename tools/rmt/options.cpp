@@ -188,10 +188,11 @@ ServerOptions parse_options(int argc, char** argv) {
     }
   }
   // GNU rmt and rmt-dump open a bare argument as a debug file, which lets a
-  // remote command line create files; we take nothing from it (§12.6.1).
-  // Next to restrictions a bare word is a mistake, most likely an --allow
-  // glob the shell expanded (sshd runs a forced command through one): a
-  // server that might not be restricted as meant does not start.
+  // remote command line create files; we take nothing from it
+  // (docs/rmt-protocol.md, "The server's rules"). Next to restrictions a bare
+  // word is a mistake, most likely an --allow glob the shell expanded (sshd
+  // runs a forced command through one): a server that might not be restricted
+  // as meant does not start.
   if (!bare.empty() && (!o.allow.empty() || o.read_only || o.write_once))
     throw UsageError("unexpected argument '" + bare.front() +
                          "' beside restrictions (quote --allow globs: the shell expanded one?)");

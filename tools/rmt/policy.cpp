@@ -18,7 +18,7 @@ namespace tk::rmt_server {
 namespace {
 
 // Flags a client may ask for; everything else (O_DIRECTORY, O_PATH,
-// O_TMPFILE, ...) is dropped (§12.6.4).
+// O_TMPFILE, ...) is dropped (docs/rmt-protocol.md, "The server's rules").
 constexpr int client_flags =
     O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | O_DSYNC | O_SYNC | O_NONBLOCK;
 

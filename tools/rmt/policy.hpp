@@ -1,4 +1,5 @@
-// rmt's access policy: which paths a connection may open and how (§12.6).
+// rmt's access policy: which paths a connection may open and how
+// (docs/rmt-protocol.md, "Security").
 #pragma once
 
 #include <string>

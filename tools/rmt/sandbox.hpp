@@ -1,6 +1,7 @@
 // rmt's second line of defence under --allow: a Landlock ruleset that leaves
 // the process only the allowed trees, so a flaw in the path checks cannot
-// reach the rest of the file system (style.md "acquire, then narrow").
+// reach the rest of the file system: whatever the session needs is acquired
+// first, then the process narrows itself.
 #pragma once
 
 #include <string>

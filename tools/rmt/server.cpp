@@ -1,7 +1,7 @@
 // The rmt request loop over a Tape: one request, one reply, errors answered
-// as E replies so the client carries on (rmt-protocol.md §4, §12.6, §13).
-// Here: the session's construction and narrowing, its replies and W
-// payloads, the loop and its dispatch, the session's end, and the
+// as E replies so the client carries on (docs/rmt-protocol.md, "Requests" and
+// "Security"). Here: the session's construction and narrowing, its replies and
+// W payloads, the loop and its dispatch, the session's end, and the
 // broken-session path after a parallel stream was lost. The handlers are in
 // handlers.cpp, the streams in streams.cpp, the log in session_log.cpp.
 #include "server.hpp"

@@ -20,7 +20,8 @@
 
 namespace tk::rmt_server {
 
-// Who is on the other end, for the session log (§12.6.10).
+// Who is on the other end, for the session log (docs/rmt-protocol.md,
+// "The server's rules").
 std::string describe_peer(int fd) {
   if (const char* ssh = std::getenv("SSH_CONNECTION")) {
     std::string s = ssh;

@@ -85,11 +85,10 @@ class UnwrittenRecords : public LostWrites {
   std::shared_ptr<const Records> records_;  // shared: exceptions are copied
 };
 
-// A remote tape's link was lost (its connection ended, or one of its
-// parallel streams ended or could not join: lib/tape/remote_tape.hpp): the
-// session is over. context() names the stream, how its remote shell ended
-// and how many records are on the tape; records() holds the writes in
-// flight that did not reach it (when that is known).
+// A remote tape's parallel stream (lib/tape/remote_tape.hpp) ended or
+// could not join: the session is over. context() names the stream, how its
+// remote shell ended and how many records are on the tape; records() holds
+// the writes in flight that did not reach it (when that is known).
 class StreamLost : public UnwrittenRecords {
  public:
   StreamLost(std::string context, Records records)

@@ -87,10 +87,9 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
                         ? ""
                         : "; the " + shell_ + " ended with " + describe_wait_status(status);
   std::string text = action + " " + name() + ": " + why + how;
+  lost_reason_ = why + how;
   if (unconfirmed_.records > 0) resolve_unconfirmed(unwritten);
-  // The session is over, as when one of several streams is lost: the tools
-  // say so after their own line, naming the host and how its shell ended.
-  if (unwritten.empty() && unconfirmed_.records == 0) throw StreamLost(text, {});
+  if (unwritten.empty() && unconfirmed_.records == 0) throw Error(EIO, text);
   text += "; " + std::to_string(records_on_tape_) +
           (records_on_tape_ == 1 ? " record is" : " records are") + " on the tape";
   if (unconfirmed_.records > 0) {
@@ -103,7 +102,7 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
   }
   // Even with nothing known to be lost, a LostWrites: the caller's count of
   // what reached the tape has to be looked at again.
-  throw StreamLost(text, std::move(unwritten));
+  throw UnwrittenRecords(EIO, text, std::move(unwritten));
 }
 
 void RemoteTape::send(std::string_view bytes, const std::string& action) {

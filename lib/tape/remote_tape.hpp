@@ -90,6 +90,10 @@ class RemoteTape final : public Tape {
     std::optional<std::uint64_t> bytes_there;
   };
   const Unconfirmed& unconfirmed() const noexcept { return unconfirmed_; }
+  // After the connection was lost: why, and how the remote shell ended
+  // ("connection lost; the remote shell ssh for host ended with exit
+  // status 255"); empty while it holds.
+  const std::string& lost_reason() const noexcept { return lost_reason_; }
 
  private:
   enum class Version { unknown, v0, v1 };
@@ -208,6 +212,7 @@ class RemoteTape final : public Tape {
   std::uint64_t records_on_tape_ = 0;  // writes answered since the open
   std::uint64_t bytes_on_tape_ = 0;    // and their bytes
   Unconfirmed unconfirmed_;
+  std::string lost_reason_;
   OpenOptions options_;  // the open's, for a read-back
   int flags_ = 0;        // the open's
   std::uint64_t records_read_ = 0;     // records handed to the caller since the open

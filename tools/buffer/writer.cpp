@@ -258,6 +258,14 @@ std::string Writer::reached_text() const {
          std::to_string(ring_.stats().bytes_in - written_) + " queued bytes were not written\n";
 }
 
+std::string Writer::lost_link_text() const {
+  const auto* remote = dynamic_cast<const RemoteTape*>(output_.get());
+  if (remote == nullptr || remote->lost_reason().empty()) return "";
+  // 1.19's line has strerror's words only; this names the host and how its
+  // remote shell ended (an rmt killed, an ssh cut).
+  return "buffer (writer): " + output_->name() + ": " + remote->lost_reason() + "\n";
+}
+
 std::string Writer::take_back_lost(const Error& e) {
   const auto* lost = dynamic_cast<const LostWrites*>(&e);
   if (lost == nullptr) return "";
@@ -342,7 +350,7 @@ void Writer::close_output() {
 void Writer::report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
   ring_.set_consumer_reported();
   if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
-  std::string loss = stream_lost_text(e) + take_back_lost(e);
+  std::string loss = stream_lost_text(e) + lost_link_text() + take_back_lost(e);
   char kilobytes[32];
   std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
                 static_cast<unsigned long long>(written_ / 1024));

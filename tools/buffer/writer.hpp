@@ -111,6 +111,8 @@ class Writer {
   // and off the ring's count, and the returned line (empty for any other
   // failure) says so.
   std::string take_back_lost(const Error& e);
+  // The line naming a remote output's lost connection ("" otherwise).
+  std::string lost_link_text() const;
 
   // Closes the output after a stop or a failure; returns what went wrong
   // (empty when nothing did) with any loss already taken off the counts.

@@ -57,6 +57,11 @@ inner_result() {
   return 1
 }
 
+@test "real drive: st-guest without its kernel fails, saying what is missing and how to make it" {
+  run -125 env TK_GUEST_DIR="$BATS_TEST_TMPDIR/none" "$BATS_TEST_DIRNAME/st-guest" "$INNER"
+  assert_output "st-guest: no guest kernel in $BATS_TEST_TMPDIR/none (make guest prepares it)"
+}
+
 @test "real drive: the guest boots, runs the inner file and every inner test has a test here" {
   local dir=$BATS_FILE_TMPDIR
   echo "guest: $(cat "$dir/guest.seconds") s, st-guest exited $(cat "$dir/guest.status")"
@@ -83,6 +88,7 @@ inner_result() {
 @test "real drive: a drive the changer emptied: status, setblk and load are mt-st's" { inner_result; }
 @test "real drive: fake_st's loaded, end-of-data and empty drives are what the real st reports in those states" { inner_result; }
 @test "real drive: a missing device is mt-st's error" { inner_result; }
+@test "real drive: mt through tapekit's rmt (rsh stand-in) prints and does what mt-st does locally" { inner_result; }
 @test "real drive: tar | buffer -o /dev/nst0 writes one record a block; buffer -i reads it back byte for byte" { inner_result; }
 @test "real drive: reblock -o /dev/nst0 writes records of exactly -s; dd reads them back byte for byte" { inner_result; }
 @test "real drive: in fixed-block mode (setblk 512) buffer writes and reads the archive back byte for byte" { inner_result; }

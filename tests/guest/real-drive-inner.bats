@@ -359,6 +359,33 @@ on_real_st() {
 EOF2
 }
 
+@test "real drive: mt through tapekit's rmt (rsh stand-in) prints and does what mt-st does locally" {
+  # Ours gets the drive as localhost:/dev/nst0 through a wrapper.
+  cat >remote-mt <<EOF2
+#!/bin/sh
+shift 2
+exec "$MT" -f "localhost:$TAPE" --rsh-command="$BATS_TEST_DIRNAME/../rsh-standin" "\$@"
+EOF2
+  chmod +x remote-mt
+  # shellcheck disable=SC2030 # this test's own mt
+  local MT=$PWD/remote-mt
+  state="$(layout 2 0 1) : op fsf 1"
+  table_same_as_mt_st <<EOF2
+-f $TAPE status
+-f $TAPE fsf 1
+-f $TAPE bsf 1
+-f $TAPE fsr 1
+-f $TAPE eod
+-f $TAPE rewind
+-f $TAPE weof 2
+-f $TAPE setblk 1024
+EOF2
+  # tgt's EIO, named as the client named the drive.
+  run -2 "$MT" -f "$TAPE" compression 1
+  assert_output "localhost:$TAPE: Input/output error"
+  "$MT_ST" -f "$TAPE" setblk 0
+}
+
 # --- buffer, reblock and rmt on the drive --------------------------------
 
 # Makes src/ (three files, 600 KB in all, fixed times) and, from it, the

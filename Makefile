@@ -1,5 +1,5 @@
 # tapekit: one static library (lib/) and one program per tools/<name>/.
-# Targets: all (default), test, test-asan, demo, bench, fuzz, lint, install,
+# Targets: all (default), test, test-asan, guest, demo, bench, fuzz, lint, install,
 # install-strip, deb, clean.
 # Variables: BUILD (output folder), OPT and DEBUG (the default CXXFLAGS'
 # parts), UNITY=0 (one object a source), PREFIX, DESTDIR, STRIP,
@@ -66,6 +66,12 @@ PKGS_TEST += sg3-utils mtx stenc
 # tests/buffer-record.bats checks buffer --plot's SVG with xmllint and has
 # librsvg (rsvg-convert) and a headless chromium draw it.
 PKGS_TEST += libxml2-utils librsvg2-bin chromium python3
+# tests/real-drive.bats boots Debian 12's kernel under QEMU (TCG) with its
+# real st, sg and ch drivers against drives and a changer that tgt emulates
+# on 127.0.0.1 (tests/st-guest): QEMU reaches them with libiscsi
+# (qemu-block-extra); the initramfs is busybox-static's, its modules found
+# with kmod's modprobe and packed with cpio; python3 unpacks the kernel.
+PKGS_GUEST := tgt qemu-system-x86 qemu-block-extra busybox-static kmod cpio python3 mt-st
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time iperf3
 PKGS_FUZZ := clang libclang-rt-14-dev
@@ -139,16 +145,25 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.cpp))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.cpp=$(BUILD)/fuzz/%)
 
 .PHONY: all test test-asan unit demo bench fuzz lint install install-strip deb deb-version-check clean \
-        deps-build deps-test deps-demo deps-bench deps-fuzz deps-deb
+        deps-build deps-test deps-demo deps-bench deps-fuzz deps-deb deps-guest guest
 all: $(BINS)
 
 # Installs the Debian packages in $(1) that are missing; not root: says how.
+# With $(2) non-empty, no service a package brings is started by its
+# install (a policy-rc.d that denies them all, unless the machine has one,
+# removed afterwards): tgt would start the system's tgtd, listening on every
+# address.
 define ensure_packages
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing missing Debian packages:" $$missing; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	    policy=; \
+	    if [ -n "$(2)" ] && [ ! -e /usr/sbin/policy-rc.d ]; then \
+	      policy=/usr/sbin/policy-rc.d; printf '#!/bin/sh\nexit 101\n' >$$policy && chmod 755 $$policy || exit 1; \
+	    fi; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    status=$$?; [ -z "$$policy" ] || rm -f $$policy; [ $$status = 0 ] || exit 1; \
 	  else \
 	    echo "missing Debian packages; as root run: apt-get install -y" $$missing >&2; exit 1; \
 	  fi; \
@@ -161,6 +176,7 @@ deps-build: ; $(call ensure_packages,$(PKGS_BUILD))
 deps-test: deps-deb ; $(call ensure_packages,$(PKGS_TEST))
 deps-demo: deps-build ; $(call ensure_packages,$(PKGS_DEMO))
 deps-bench: deps-test ; $(call ensure_packages,$(PKGS_BENCH))
+deps-guest: deps-test ; $(call ensure_packages,$(PKGS_GUEST),no services)
 deps-deb: deps-build ; $(call ensure_packages,$(PKGS_DEB))
 
 $(BUILD)/obj/%.o: %.cpp | deps-build
@@ -255,9 +271,17 @@ ASAN_MAKE := BUILD=$(BUILD)/asan OPT=-Og DEBUG=-g1 \
 
 # The whole suite: unit tests, every bats file, then the sanitizer pass.
 # The fuzzers are built here, with -j, rather than by rmt-fuzz.bats on one core.
-test: deps-test all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS)
+test: deps-test deps-guest all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS) $(GUEST)
 	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS) >/dev/null
 	@BUILD=$(BUILD) tests/run-suites $(TESTS)
+
+# What tests/st-guest boots, in $(BUILD)/guest: Debian 12's kernel
+# (fetched once, kept while linux-image-amd64 names the same one) and a
+# busybox initramfs with tests/guest/init.
+GUEST := $(BUILD)/guest/initramfs.cpio.gz
+$(GUEST): tests/guest/build-guest tests/guest/init | deps-guest
+	tests/guest/build-guest $(BUILD)/guest
+guest: $(GUEST)
 
 # Only the sanitizer pass (also part of `make test`).
 test-asan: deps-test
@@ -300,7 +324,8 @@ deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
 
 lint:
 	mandoc -T lint -W warning man/*.[18]
-	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep bench/run-all bench/bench-* .ci/run
+	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep \
+	  tests/st-guest tests/guest/build-guest bench/run-all bench/bench-* .ci/run
 
 # GNU conventions: `install` keeps the symbols (a package's dh_strip makes
 # them a -dbgsym package), `install-strip` or INSTALL_STRIP=1 strips with

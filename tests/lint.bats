@@ -25,7 +25,8 @@ load test_helper
 
 @test "shell scripts: shellcheck finds nothing" {
   cd "$BATS_TEST_DIRNAME/.."
-  run shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep bench/run-all bench/bench-* .ci/run
+  run shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep \
+    tests/st-guest tests/guest/build-guest bench/run-all bench/bench-* .ci/run
   assert_success
 }
 

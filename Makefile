@@ -269,12 +269,6 @@ unit: $(UNIT_BIN)
 ASAN_MAKE := BUILD=$(BUILD)/asan OPT=-Og DEBUG=-g1 \
   SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
-# The whole suite: unit tests, every bats file, then the sanitizer pass.
-# The fuzzers are built here, with -j, rather than by rmt-fuzz.bats on one core.
-test: deps-test deps-guest all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS) $(GUEST)
-	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS) >/dev/null
-	@BUILD=$(BUILD) tests/run-suites $(TESTS)
-
 # What tests/st-guest boots, in $(BUILD)/guest: Debian 12's kernel
 # (fetched once, kept while linux-image-amd64 names the same one) and a
 # busybox initramfs with tests/guest/init.
@@ -282,6 +276,13 @@ GUEST := $(BUILD)/guest/initramfs.cpio.gz
 $(GUEST): tests/guest/build-guest tests/guest/init | deps-guest
 	tests/guest/build-guest $(BUILD)/guest
 guest: $(GUEST)
+
+# (GUEST is set above: a rule's prerequisites are read where the rule is.)
+# The whole suite: unit tests, every bats file, then the sanitizer pass.
+# The fuzzers are built here, with -j, rather than by rmt-fuzz.bats on one core.
+test: deps-test deps-guest all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS) $(GUEST)
+	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS) >/dev/null
+	@BUILD=$(BUILD) tests/run-suites $(TESTS)
 
 # Only the sanitizer pass (also part of `make test`).
 test-asan: deps-test

@@ -79,12 +79,21 @@ const char* inconsistency(const DriveState& s) {
 // a place (O_PATH, where it could not be read) or a file system that cannot
 // sync a directory is left as it is: the rename is as durable as it gets.
 void sync_directory(int dir_fd, const std::string& path) {
-  const std::string directory = dir_fd == AT_FDCWD ? directory_of(path) : ".";
-  int fd = retry_eintr(
-      [&] { return ::openat(dir_fd, directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
-  if (fd == -1) return;
-  Fd owner(fd);
-  if (retry_eintr_always(::fsync, fd) == -1 && errno != EINVAL && errno != EROFS)
+  // The state's home holds its directory open readable already: synced as
+  // it is, with no second open each save. Opened only as a place (O_PATH:
+  // EBADF), or the working directory, it is opened for the sync.
+  Fd opened;
+  int fd = dir_fd;
+  int synced = dir_fd == AT_FDCWD ? -1 : retry_eintr_always(::fsync, dir_fd);
+  if (dir_fd == AT_FDCWD || (synced == -1 && errno == EBADF)) {
+    const std::string directory = dir_fd == AT_FDCWD ? directory_of(path) : ".";
+    fd = retry_eintr(
+        [&] { return ::openat(dir_fd, directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+    if (fd == -1) return;
+    opened = Fd(fd);
+    synced = retry_eintr_always(::fsync, fd);
+  }
+  if (synced == -1 && errno != EINVAL && errno != EROFS)
     throw_errno("sync the directory of " + path + " (" + descriptor_path(fd) + ")");
 }
 

@@ -162,8 +162,7 @@ void refuse_one_file_twice(const Options& o) {
       // (buffer 1.19 emptied it silently).
       if (a.data && b.data && !a.written) {
         if (!b.identity.regular()) continue;
-        throw ExactExit(kExitSetup, "buffer: " + b.label +
-                                        ": input file is output file; opening it would empty it\n");
+        throw ExactExit(kExitSetup, output_is_input_text("buffer", b.label));
       }
       throw ExactExit(kExitSetup, "buffer: " + b.label + " and " + a.label +
                                       " are one file; nothing was opened or written\n");

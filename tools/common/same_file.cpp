@@ -76,10 +76,8 @@ bool output_is_input(const std::string& input, const std::string& output,
   return out.regular() && same_file(identify_name(input, 0, options), out);
 }
 
-std::string output_is_input_text(const std::string& program, const std::string& option,
-                                 const std::string& output) {
-  return program + ": " + option + " " + output +
-         ": input file is output file; opening it would empty it\n";
+std::string output_is_input_text(const std::string& program, const std::string& output) {
+  return program + ": " + output + ": input file is output file; opening it would empty it\n";
 }
 
 }  // namespace tk

@@ -41,8 +41,8 @@ bool same_file(const FileIdentity& a, const FileIdentity& b) noexcept;
 bool output_is_input(const std::string& input, const std::string& output,
                      const OpenOptions& options);
 
-// "PROGRAM: OPTION OUTPUT: input file is output file; ...", one line.
-std::string output_is_input_text(const std::string& program, const std::string& option,
-                                 const std::string& output);
+// "PROGRAM: OUTPUT: input file is output file; ...", one line; output as
+// the refusal names it ("-o out", "standard output").
+std::string output_is_input_text(const std::string& program, const std::string& output);
 
 }  // namespace tk

@@ -71,7 +71,7 @@ int run(int argc, char** argv) {
   };
   if (tk::output_is_input(options.input, options.output, line.open_options))
     throw tk::ExactExit(static_cast<int>(Exit::failure),
-                        tk::output_is_input_text("reblock", "-o", options.output));
+                        tk::output_is_input_text("reblock", "-o " + options.output));
   auto in = tk::open_tape(options.input, O_RDONLY, line.open_options);
   in->expect_sequential_reads();
   auto out = tk::open_tape(options.output, O_WRONLY | O_CREAT | O_TRUNC, line.open_options);

@@ -72,6 +72,10 @@ PKGS_TEST += libxml2-utils librsvg2-bin chromium python3
 # (qemu-block-extra); the initramfs is busybox-static's, its modules found
 # with kmod's modprobe and packed with cpio; python3 unpacks the kernel.
 PKGS_GUEST := tgt qemu-system-x86 qemu-block-extra busybox-static kmod cpio python3 mt-st
+# Bacula's mtx-changer (bacula-sd) drives the guest's changer with our mt as
+# its mt; without its recommends (bacula-bscan would bring a catalogue
+# database), and its storage daemon is not started.
+PKGS_GUEST_BARE := bacula-sd
 PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
 PKGS_BENCH := $(PKGS_TEST) time iperf3
 PKGS_FUZZ := clang libclang-rt-14-dev
@@ -152,7 +156,7 @@ all: $(BINS)
 # With $(2) non-empty, no service a package brings is started by its
 # install (a policy-rc.d that denies them all, unless the machine has one,
 # removed afterwards): tgt would start the system's tgtd, listening on every
-# address.
+# address. With $(3) non-empty, what the packages only recommend is left out.
 define ensure_packages
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -162,7 +166,7 @@ define ensure_packages
 	    if [ -n "$(2)" ] && [ ! -e /usr/sbin/policy-rc.d ]; then \
 	      policy=/usr/sbin/policy-rc.d; printf '#!/bin/sh\nexit 101\n' >$$policy && chmod 755 $$policy || exit 1; \
 	    fi; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(if $(3),--no-install-recommends) $$missing >/dev/null; \
 	    status=$$?; [ -z "$$policy" ] || rm -f $$policy; [ $$status = 0 ] || exit 1; \
 	  else \
 	    echo "missing Debian packages; as root run: apt-get install -y" $$missing >&2; exit 1; \
@@ -176,7 +180,9 @@ deps-build: ; $(call ensure_packages,$(PKGS_BUILD))
 deps-test: deps-deb ; $(call ensure_packages,$(PKGS_TEST))
 deps-demo: deps-build ; $(call ensure_packages,$(PKGS_DEMO))
 deps-bench: deps-test ; $(call ensure_packages,$(PKGS_BENCH))
-deps-guest: deps-test ; $(call ensure_packages,$(PKGS_GUEST),no services)
+deps-guest: deps-test
+	$(call ensure_packages,$(PKGS_GUEST),no services)
+	$(call ensure_packages,$(PKGS_GUEST_BARE),no services,no recommends)
 deps-deb: deps-build ; $(call ensure_packages,$(PKGS_DEB))
 
 $(BUILD)/obj/%.o: %.cpp | deps-build

@@ -23,7 +23,7 @@ setup_file() {
   if [ -n "${TK_REAL_DRIVE_TAP:-}" ]; then
     cp "$TK_REAL_DRIVE_TAP" "$dir/inner.tap" && : >"$dir/guest.err" || status=125
   else
-    TK_BUILD=$TK_BUILD "$BATS_TEST_DIRNAME/st-guest" --drives 2 --protect 1 --changer --timeout 600 \
+    TK_BUILD=$TK_BUILD "$BATS_TEST_DIRNAME/st-guest" --drives 2 --protect 1 --changer --slot-mb 1 --timeout 600 \
       "$INNER" >"$dir/inner.tap" 2>"$dir/guest.err" || status=$?
   fi
   echo "$status" >"$dir/guest.status"
@@ -86,13 +86,19 @@ inner_result() {
 @test "real drive: mt lock, unlock and retension are mt-st's" { inner_result; }
 @test "real drive: a write-protected tape: status, weof and setblk are mt-st's" { inner_result; }
 @test "real drive: a drive the changer emptied: status, setblk and load are mt-st's" { inner_result; }
+@test "real drive: Bacula's mtx-changer makes the same decisions with our mt as with mt-st: slots, list, load, loaded, unload" { inner_result; }
 @test "real drive: fake_st's loaded, end-of-data and empty drives are what the real st reports in those states" { inner_result; }
+@test "real drive: mt --json status gives the position, block size, density and status bits mt-st prints" { inner_result; }
 @test "real drive: a missing device is mt-st's error" { inner_result; }
 @test "real drive: mt through tapekit's rmt (rsh stand-in) prints and does what mt-st does locally" { inner_result; }
 @test "real drive: tar | buffer -o /dev/nst0 writes one record a block; buffer -i reads it back byte for byte" { inner_result; }
 @test "real drive: reblock -o /dev/nst0 writes records of exactly -s; dd reads them back byte for byte" { inner_result; }
-@test "real drive: in fixed-block mode (setblk 512) buffer writes and reads the archive back byte for byte" { inner_result; }
+@test "real drive: in fixed-block mode (setblk 512) buffer and reblock write the archive and read it back byte for byte" { inner_result; }
 @test "real drive: GNU tar through rmt (rsh stand-in) writes the bytes a local tar writes, one 32 KiB record a block, and reads them back" { inner_result; }
 @test "real drive: cpio through rmt writes a second file after a filemark and mt-gnu through rmt spaces to it" { inner_result; }
+@test "real drive: at each full medium buffer --next-volume has mtx load the next cartridge; every byte is on one tape, as buffer's summary counts it" { inner_result; }
+@test "real drive: through tapekit's rmt too, each full cartridge is closed, the next loaded, every byte on one tape" { inner_result; }
+@test "real drive: the seed's cpio | ssh host buffer -S 1024 -p 85 -s 32768 -o /dev/nst0 writes 32 KiB records that read back" { inner_result; }
+@test "real drive: tar -b 256 | buffer and dump -b 256 | buffer write 128 and 256 KiB records that tar and restore read back" { inner_result; }
 @test "real drive: mt tapealert, capacity and cartridge say which command the drive refuses and exit 2; encryption says it is not supported" { inner_result; }
 @test "real drive: dump through rmt writes a level 0 dump that restore reads back through rmt" { inner_result; }

@@ -1,12 +1,15 @@
 #!/usr/bin/env bats
 # Runs inside the guest that tests/real-drive.bats boots (tests/st-guest
-# --drives 2 --protect 1 --changer): /dev/nst0 holds a blank 32 MB tape,
-# /dev/nst1 a write-protected one, /dev/nst2 is the changer's drive (emptied
-# by setup_file), all three tgt's "IET VIRTUAL-TAPE" under the
-# kernel's own st driver. Shows that mt behaves as mt-st 1.7 on the same
-# drive in the same state (standard output, standard error, exit status and
-# the state it leaves), and that buffer, reblock and rmt move records to
-# and from it byte for byte. Each test puts the drive in the state it needs.
+# --drives 2 --protect 1 --changer --slot-mb 1): /dev/nst0 holds a blank
+# 32 MB tape, /dev/nst1 a write-protected one, /dev/nst2 is the changer's
+# drive (emptied by setup_file) and its slots hold three blank 1 MiB
+# cartridges, all tgt's "IET VIRTUAL-TAPE" under the kernel's own st driver.
+# Shows that mt behaves as mt-st 1.7 on the same drive in the same state
+# (standard output, standard error, exit status and the state it leaves),
+# that buffer, reblock and rmt move records to and from it byte for byte,
+# across the end of a medium too, and that Bacula's mtx-changer decides
+# with our mt as with mt-st. Each test puts the drive in the state it needs
+# and leaves the changer's drive empty.
 #
 # tgt's drive answers no LOG SENSE, READ ATTRIBUTE, SECURITY PROTOCOL IN,
 # LOCATE or ERASE, a READ POSITION that knows no position, and an all-zero
@@ -317,6 +320,59 @@ EOF2
 EOF2
 }
 
+# --- a changer driven as Bacula drives it --------------------------------
+
+# Runs Bacula's mtx-changer (package bacula-sd) with each line of standard
+# input as its command words after the changer's control device, once with
+# mt-st as the `mt` it finds in PATH and once with ours, each pass from the
+# same state (the changer's drive empty). Fails unless both give the same
+# output, exit statuses and debug log (the times cut off), and leave the
+# drive in the same state. The configuration has mtx-changer take the drive
+# offline before an unload and log each retry: were "ONLINE" missing from
+# mt's status after a load, it would log a retry once a second for 300 s
+# (the timeout cuts that short).
+mtx_changer_same_as_with_mt_st() {
+  local sg who line words status
+  local -a lines
+  sg=$(changer)
+  mapfile -t lines
+  sed -i -e 's/^offline=.*/offline=1/' -e 's/^debug_log=.*/debug_log=1/' -e 's/^debug_level=.*/debug_level=100/' \
+    /etc/bacula/scripts/mtx-changer.conf
+  mkdir -p theirs-bin ours-bin
+  ln -sf "$MT_ST" theirs-bin/mt
+  ln -sf "$MT" ours-bin/mt
+  for who in theirs ours; do
+    rm -f /var/lib/bacula/mtx.log
+    for line in "${lines[@]}"; do
+      read -r -a words <<<"$line"
+      echo "== $line" >>"$who.out"
+      status=0
+      PATH=$PWD/$who-bin:$PATH timeout 30 /etc/bacula/scripts/mtx-changer "$sg" "${words[@]}" >>"$who.out" 2>&1 ||
+        status=$?
+      echo "exit $status" >>"$who.out"
+    done
+    "$MT_ST" -f "$EMPTY" status >>"$who.out" 2>&1
+    sed 's/^[0-9]*-[0-9:.]* //' /var/lib/bacula/mtx.log >"$who.log"
+  done
+  diff theirs.out ours.out || { echo "mtx-changer's answers differ (mt-st <, ours >)"; return 1; }
+  diff theirs.log ours.log || { echo "mtx-changer's debug logs differ (mt-st <, ours >)"; return 1; }
+}
+
+@test "real drive: Bacula's mtx-changer makes the same decisions with our mt as with mt-st: slots, list, load, loaded, unload" {
+  # Each call costs 2 to 5 s in the guest: one volume's calls, once.
+  mtx_changer_same_as_with_mt_st <<EOF2
+slots
+list
+load 2 $EMPTY 0
+loaded 0 $EMPTY 0
+unload 2 $EMPTY 0
+EOF2
+  # What the passes did, so that two broken passes cannot agree.
+  grep -qx 'Loading media from Storage Element 2 into drive 0...done' ours.out
+  grep -qx 'Unloading drive 0 into Storage Element 2...done' ours.out
+  grep -q 'Doing mtx -f .* load slot=2 drv=0' ours.log
+}
+
 # --- fake_st against the real driver -------------------------------------
 
 # mt-st's output and exit status for "$@" on fake_st's drive (in state
@@ -350,6 +406,31 @@ on_real_st() {
     # shellcheck disable=SC2086 # the command's words
     assert_equal "$(on_real_st "$EMPTY" $command)" "$(FAKE_ST_STATE=no-tape on_fake_st -f /dev/zero $command)"
   done
+}
+
+# mt-st's status as the words of mt_json_status_words: "FILE BLOCK
+# BLOCK-SIZE DENSITY-CODE BIT..." with the bits in mt-st's order.
+mt_st_status_words() {
+  local file block size density bits
+  read -r file block size density bits < <("$MT_ST" -f "$1" status | awk '
+    /^File number=/ { gsub(/[^-0-9,]/, ""); split($0, n, ","); file = n[1]; block = n[2] }
+    /^Tape block size/ { size = $4; density = $8 }
+    /^General status bits/ { getline; bits = $0 }
+    END { print file, block, size, density bits }')
+  echo "$file $block $size $((density)) $bits"
+}
+mt_json_status_words() {
+  "$MT" --json -f "$1" status |
+    jq -r '[.file, .block, .block_size, .density_code]
+           + [to_entries[] | select(.value == true) | .key | ascii_upcase] | join(" ")'
+}
+
+@test "real drive: mt --json status gives the position, block size, density and status bits mt-st prints" {
+  "$TAPECTL" "$TAPE" op load : op setblk 0 : op rewind : write 1000 1000 fm 1000 fm : op rewind : op fsf 1 : read 1
+  assert_equal "$(mt_json_status_words "$TAPE")" "$(mt_st_status_words "$TAPE")"
+  "$MT_ST" -f "$TAPE" rewind
+  assert_equal "$(mt_json_status_words "$PROTECTED")" "$(mt_st_status_words "$PROTECTED")"
+  assert_equal "$(mt_json_status_words "$EMPTY")" "$(mt_st_status_words "$EMPTY")"
 }
 
 @test "real drive: a missing device is mt-st's error" {
@@ -434,14 +515,17 @@ record_sizes() {
   assert_equal "$(sed -n "$((full + 1)),\$p" <<<"$output")" "$last"
 }
 
-@test "real drive: in fixed-block mode (setblk 512) buffer writes and reads the archive back byte for byte" {
+@test "real drive: in fixed-block mode (setblk 512) buffer and reblock write the archive and read it back byte for byte" {
   make_src
   "$TAPECTL" "$TAPE" op load : op setblk 512 : op rewind
   "$BUFFER" -s 10k -o "$TAPE" <src.tar
+  "$REBLOCK" -s 10k -o "$TAPE" <src.tar
   "$MT" -f "$TAPE" rewind
   "$BUFFER" -s 10k -i "$TAPE" >back.tar
+  "$REBLOCK" -s 10k -i "$TAPE" >back2.tar
   "$MT" -f "$TAPE" setblk 0
   cmp src.tar back.tar
+  cmp src.tar back2.tar
 }
 
 @test "real drive: GNU tar through rmt (rsh stand-in) writes the bytes a local tar writes, one 32 KiB record a block, and reads them back" {
@@ -481,6 +565,114 @@ record_sizes() {
   mkdir out
   (cd out && cpio -i -d --quiet -C 10240 --rsh-command="$rsh" -F "localhost:$TAPE")
   diff -r src out
+}
+
+# --- the end of a medium, and the seeds' pipelines -------------------------
+
+# The changer's cartridges are 1 MiB (real-drive.bats: --slot-mb 1): tgt's
+# drive reaches early warning at their end, and st then fails every other
+# write with ENOSPC.
+
+# The command buffer --next-volume runs at the end of each medium, as a
+# site would write it: say where the drive is (mt-st's status and ours,
+# kept per volume to compare), take the drive offline, put the cartridge
+# back in its slot and load the next one.
+next_cartridge() {
+  local sg
+  sg=$(changer)
+  echo "$MT_ST -f $EMPTY status >theirs.ew\$BUFFER_VOLUME 2>&1; $MT -f $EMPTY status >ours.ew\$BUFFER_VOLUME 2>&1;" \
+    "$MT -f $EMPTY offline && mtx -f $sg unload \$((BUFFER_VOLUME - 1)) 0 && mtx -f $sg load \$BUFFER_VOLUME 0"
+}
+
+# Puts the cartridge in the changer's drive back in slot $1, then reads each
+# of slots 1 to $1 back into vol1, vol2, ... (one read a record, to the
+# filemark), leaving the drive empty.
+read_back_slots() {
+  local sg slot last=$1
+  sg=$(changer)
+  timeout 60 mtx -f "$sg" unload "$last" 0 >/dev/null
+  for ((slot = 1; slot <= last; slot++)); do
+    timeout 60 mtx -f "$sg" load "$slot" 0 >/dev/null
+    dd if="$EMPTY" of="vol$slot" bs=1M status=none
+    timeout 60 mtx -f "$sg" unload "$slot" 0 >/dev/null
+  done
+}
+
+# Fails unless buffer's standard error ($stderr) gives each of volumes 1 to
+# $1 the digest and size of what read back from it (vol1, ...), and the
+# output $2 the digest and size of the input (in), and the volumes joined
+# are the input: every byte on exactly one tape.
+volumes_are_the_input() {
+  local n=$1 output=$2 v
+  for ((v = 1; v <= n; v++)); do
+    [ -s "vol$v" ] || { echo "volume $v is empty"; return 1; }
+    assert_regex "$stderr" "$output, volume $v: $(sha "vol$v") \\($(stat -c %s "vol$v") bytes\\)"
+  done
+  assert_regex "$stderr" "$output: $(sha in) \\($(stat -c %s in) bytes\\)"
+  for ((v = 1; v <= n; v++)); do cat "vol$v"; done | cmp - in
+}
+
+@test "real drive: at each full medium buffer --next-volume has mtx load the next cartridge; every byte is on one tape, as buffer's summary counts it" {
+  head -c 2500000 /dev/urandom >in
+  timeout 60 mtx -f "$(changer)" load 1 0 >/dev/null
+  run --separate-stderr timeout 300 "$BUFFER" -s 32k -o "$EMPTY" --hash sha256 --next-volume "$(next_cartridge)" <in
+  assert_success
+  read_back_slots 3
+  volumes_are_the_input 3 "$EMPTY"
+  # Where the drive stood after each full volume was closed: both mt the same.
+  grep -q '^SCSI 2 tape drive:$' theirs.ew2
+  cmp theirs.ew2 ours.ew2
+  cmp theirs.ew3 ours.ew3
+}
+
+@test "real drive: through tapekit's rmt too, each full cartridge is closed, the next loaded, every byte on one tape" {
+  head -c 2500000 /dev/urandom >in
+  timeout 60 mtx -f "$(changer)" load 1 0 >/dev/null
+  run --separate-stderr timeout 300 "$BUFFER" -s 32k -o "localhost:$EMPTY" \
+    --rsh-command="$BATS_TEST_DIRNAME/../rsh-standin" --hash sha256 --next-volume "$(next_cartridge)" <in
+  assert_success
+  read_back_slots 3
+  volumes_are_the_input 3 "localhost:$EMPTY"
+}
+
+@test "real drive: the seed's cpio | ssh host buffer -S 1024 -p 85 -s 32768 -o /dev/nst0 writes 32 KiB records that read back" {
+  make_src
+  "$TAPECTL" "$TAPE" op load : op setblk 0 : op rewind
+  (cd src && find . -depth | cpio -o -H crc --quiet) >src.cpio
+  "$BATS_TEST_DIRNAME/../rsh-standin" localhost "$BUFFER -S 1024 -p 85 -s 32768 -o $TAPE" <src.cpio 2>progress
+  "$MT_ST" -f "$TAPE" rewind
+  run record_sizes
+  assert_equal "$(sed '$d' <<<"$output" | sort -u)" 32768
+  assert_equal "${lines[-1]}" $(( $(stat -c %s src.cpio) % 32768 ))
+  "$MT_ST" -f "$TAPE" rewind
+  mkdir out
+  "$BUFFER" -s 32768 -i "$TAPE" | (cd out && cpio -i -d --quiet)
+  diff -r src out
+}
+
+@test "real drive: tar -b 256 | buffer and dump -b 256 | buffer write 128 and 256 KiB records that tar and restore read back" {
+  make_src
+  local loop
+  "$TAPECTL" "$TAPE" op load : op setblk 0 : op rewind
+  tar -c -b 256 -f - -C src . | "$BUFFER" -s 128k -p 85 -o "$TAPE"
+  mke2fs -q -F -t ext4 -d src fs.img 8m
+  loop=$(losetup -f --show fs.img)
+  dump -0 -q -b 256 -f - "$loop" 2>dump.err | "$BUFFER" -s 256k -o "$TAPE" || { losetup -d "$loop"; cat dump.err; return 1; }
+  losetup -d "$loop"
+  "$MT_ST" -f "$TAPE" rewind
+  run record_sizes
+  assert_equal "$(sort -u <<<"$output")" 131072
+  "$MT_ST" -f "$TAPE" rewind
+  "$MT_ST" -f "$TAPE" fsf 1
+  run record_sizes
+  assert_equal "$(sort -u <<<"$output")" 262144
+  "$MT_ST" -f "$TAPE" rewind
+  mkdir tar-out dump-out
+  tar -x -b 256 -f "$TAPE" -C tar-out
+  diff -r src tar-out
+  "$MT_ST" -f "$TAPE" fsf 1
+  (cd dump-out && "$BUFFER" -s 256k -i "$TAPE" | restore -r -y -b 256 -f -)
+  diff -r -x lost+found -x restoresymtable src dump-out
 }
 
 # --- what tgt's drive lacks ----------------------------------------------

@@ -124,16 +124,18 @@ TapeAlert 5: Read failure (Critical)"
   assert_output "no TapeAlert flag is active"
 }
 
-@test "vt-health: a write that passes early warning raises Nearing media life; one before it raises nothing" {
+@test "vt-health: early warning and the end of the medium raise no TapeAlert flag: they are positions, as on a drive" {
   # 1 MiB: early warning at 7/8, 917504 bytes; a 64 KiB record spans 65544.
-  "$MT" -f e.tap vt-create 1M
-  write_mib e.tap $((13 * 65536))
-  run -0 "$MT" -f e.tap tapealert
-  assert_output "no TapeAlert flag is active"
   "$MT" -f f.tap vt-create 1M
-  write_mib f.tap $((14 * 65536))
+  "$TK_PLAIN_TEST_BIN/tapectl" f.tap write $(printf '65536 %.0s' $(seq 14)) : status >status
+  grep -qw EOT status || fail "the 14th record did not pass early warning: $(cat status)"
   run -0 "$MT" -f f.tap tapealert
-  assert_output "TapeAlert 19: Nearing media life (Information)"
+  assert_output "no TapeAlert flag is active"
+  # Written on to the physical end.
+  run -1 "$TK_PLAIN_TEST_BIN/tapectl" f.tap op eom : write $(printf '65536 %.0s' $(seq 4))
+  assert_line --index -1 ENOSPC
+  run -0 "$MT" -f f.tap tapealert
+  assert_output "no TapeAlert flag is active"
 }
 
 @test "vt-health: a write refused for write protection raises Write protect" {

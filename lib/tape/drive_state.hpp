@@ -40,12 +40,11 @@ struct WriteSession {
 };
 
 // The TapeAlert flags the virtual tape's drive raises itself (SSC-4 Annex
-// A; why these, simh_tape.cpp).
+// A; why these, simh_health.cpp).
 namespace alert {
 inline constexpr int hard_error = 3;
 inline constexpr int read_failure = 5;
 inline constexpr int write_protect = 9;
-inline constexpr int nearing_media_life = 19;
 }  // namespace alert
 
 struct DriveState {

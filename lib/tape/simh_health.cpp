@@ -3,12 +3,11 @@
 //
 // TapeAlert flags are raised (in simh_tape.cpp) where a drive raises them:
 // 3 (Hard error) and 5 (Read failure) by a read that meets a damaged
-// record, 9 (Write protect) by a write refused for protection, and 19
-// (Nearing media life) by a write that passes early warning: SSC-4 has no
-// flag for the end of the medium (drives report it in sense data, as EOT
-// here), and 19, of severity Information, is the one that tells a monitor
-// the cartridge takes little more. Reading the TapeAlert page clears them,
-// as SSC-4's default for the page does.
+// record, and 9 (Write protect) by a write refused for protection. Early
+// warning raises none: it is a position (EOT in the status, then ENOSPC),
+// and 19 (Nearing media life) on a real drive means the cartridge is worn
+// out, which alert rules must not learn to ignore. Reading the TapeAlert
+// page clears the flags, as SSC-4's default for the page does.
 #include <algorithm>
 
 #include "../scsi/page_builder.hpp"

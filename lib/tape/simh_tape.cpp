@@ -125,7 +125,6 @@ class SimhTape final : public Tape {
         write_record(data.subspan(done, b), done);
     }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
-    if (state_.eof == EofState::early_warning) state_.raise_alert(alert::nearing_media_life);
   }
 
   void op(MtOp op, int count) override {
@@ -674,7 +673,6 @@ class SimhTape final : public Tape {
       left -= now;
     }
     state_.eof = past_early_warning() ? EofState::early_warning : EofState::none;
-    if (state_.eof == EofState::early_warning) state_.raise_alert(alert::nearing_media_life);
   }
 
   // --- spacing ---

@@ -321,14 +321,18 @@ assert advice[0]["verdict"] in ("no_waits", "bigger_ring", "input_too_slow"), ad
 
 # Writes a record of 8 cycles of ticks of 0.1 s through a 4 MiB ring (64
 # blocks of 64 KiB); a cycle is given as ticks IN,IN_WAIT_MS,OUT,OUT_WAIT_MS.
+# With OUTPUT_RATE set, the header says the run had that --output-rate.
 cycle_record() {
-  python3 - "$@" <<'PY'
-import json, sys
+  OUTPUT_RATE=${OUTPUT_RATE:-} python3 - "$@" <<'PY'
+import json, os, sys
 path, ticks = sys.argv[1], [list(map(float, t.split(","))) for t in sys.argv[2:]]
 f = open(path, "w")
-print(json.dumps({"record": "buffer", "version": 1, "tick_ms": 100, "long_write_ms": 1000,
-                  "block_size": 65536, "blocks": 64, "percent": 0, "high_water": 0,
-                  "low_water": -1, "input": "-", "output": "-"}), file=f)
+header = {"record": "buffer", "version": 1, "tick_ms": 100, "long_write_ms": 1000,
+          "block_size": 65536, "blocks": 64, "percent": 0, "high_water": 0, "low_water": -1}
+if os.environ["OUTPUT_RATE"]:
+    header["output_rate"] = int(os.environ["OUTPUT_RATE"])
+header.update({"input": "-", "output": "-"})
+print(json.dumps(header), file=f)
 n = 0
 for cycle in range(8):
     for i, in_wait, out, out_wait in ticks:
@@ -381,6 +385,40 @@ print(a["verdict"], a.get("advised_ring_bytes", 0))'
   run advice_of "$BATS_TEST_TMPDIR/calm.jsonl"
   assert_success
   assert_output "no_waits 0"
+}
+
+# The rate the caption of the picture $1 gives the input: "in 6.0 MiB (R)".
+caption_input_rate() { grep -oE '>in [0-9.]+ [KMGT]?i?B \([^)]*\)' "$1" | sed 's/.*(\(.*\))/\1/'; }
+
+@test "buffer's advice: its rates are the caption's input rate and the output's while it wrote, at most its --output-rate" {
+  # 1 MB a tick in; the output writes it in 25 ms of each 100 (40 MB/s), but
+  # its --output-rate is 20 MB/s: a burst after each wait, not its speed.
+  OUTPUT_RATE=20000000 cycle_record "$BATS_TEST_TMPDIR/limited.jsonl" 1e6,0,1e6,75 1e6,0,1e6,75 \
+    1e6,0,1e6,75 1e6,0,1e6,75 0,0,0,100 0,0,0,100
+  run --separate-stderr "$BUFFER" --json --plot-from "$BATS_TEST_TMPDIR/limited.jsonl" --plot "$BATS_TEST_TMPDIR/p.svg"
+  assert_success
+  local advice in_rate
+  advice=$(grep '"event":"advice"' <<<"$stderr") || fail "no advice: $stderr"
+  jq -e '.verdict == "input_too_slow" and .out_rate == 20000000 and .in_rate < .out_rate' <<<"$advice" >/dev/null ||
+    fail "advice: $advice"
+  in_rate=$(caption_input_rate "$BATS_TEST_TMPDIR/p.svg")
+  [ -n "$in_rate" ] || fail "no input rate in the caption"
+  assert_regex "$(jq -r .text <<<"$advice")" \
+    "^buffer: advice: the input was slower than the output: it delivered $in_rate over the run, the output wrote 19.1 MiB/s while it had data \\(its --output-rate\\); no ring size helps"
+  # Without the limit, the rate it wrote at.
+  cycle_record "$BATS_TEST_TMPDIR/free.jsonl" 1e6,0,1e6,75 1e6,0,1e6,75 1e6,0,1e6,75 1e6,0,1e6,75 \
+    0,0,0,100 0,0,0,100
+  run --separate-stderr "$BUFFER" --plot-from "$BATS_TEST_TMPDIR/free.jsonl" --plot "$BATS_TEST_TMPDIR/p.svg"
+  assert_regex "$stderr" "it delivered $(caption_input_rate "$BATS_TEST_TMPDIR/p.svg") over the run, the output wrote 38.1 MiB/s while it had data;"
+}
+
+@test "buffer --record: the header keeps --output-rate, so --plot-from advises as the run did" {
+  head -c 1m /dev/zero >"$BATS_TEST_TMPDIR/in"
+  "$BUFFER" -s 64k --output-rate 30m --record "$BATS_TEST_TMPDIR/r.jsonl" -i "$BATS_TEST_TMPDIR/in" -o /dev/null
+  head -1 "$BATS_TEST_TMPDIR/r.jsonl" | jq -e '.output_rate == 31457280' >/dev/null ||
+    fail "header: $(head -1 "$BATS_TEST_TMPDIR/r.jsonl")"
+  "$BUFFER" -s 64k --record "$BATS_TEST_TMPDIR/r.jsonl" -i "$BATS_TEST_TMPDIR/in" -o /dev/null
+  head -1 "$BATS_TEST_TMPDIR/r.jsonl" | jq -e 'has("output_rate") | not' >/dev/null
 }
 
 @test "buffer --plot: the caption counts the output's waits as the advice beneath it does" {

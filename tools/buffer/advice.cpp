@@ -14,11 +14,8 @@ namespace tk::buffer {
 
 namespace {
 
-std::string mib_per_s(double rate) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f", rate / 1048576);
-  return text;
-}
+// A rate as the caption writes one.
+std::string rate_text(double bytes_per_s) { return human_bytes(bytes_per_s) + "/s"; }
 
 std::string seconds_of(double s) {
   char text[32];
@@ -47,7 +44,6 @@ Advice advise(const RunRecord& record) {
   const RecordHeader& h = record.header;
   a.ring_bytes = h.block_size * h.blocks;
   double total_in = 0, total_out = 0;
-  double input_busy = 0;
   double first_out = -1, last_out = 0, output_waits_in_run = 0;
   std::uint64_t wait_stretches = 0;
   bool waiting = false;
@@ -60,9 +56,6 @@ Advice advise(const RunRecord& record) {
     a.wait_s += k.out_wait_s;
     if (k.out_wait_s > 0.001 && !waiting) ++wait_stretches;
     waiting = k.out_wait_s > 0.001;
-    if (k.bytes_in > 0) {
-      input_busy += std::max(0.0, k.span - k.in_wait_s);
-    }
     if (k.bytes_out > 0) {
       if (first_out < 0) first_out = k.t - k.span;
       last_out = k.t;
@@ -83,7 +76,12 @@ Advice advise(const RunRecord& record) {
     if (k.t > first_out && k.t <= last_out) output_waits_in_run += k.out_wait_s;
   double output_busy = std::max(1e-9, output_span - output_waits_in_run);
   a.out_rate = total_out / output_busy;
-  a.in_rate = input_busy > 0 ? total_in / input_busy : 0;
+  if (h.output_rate > 0 && a.out_rate > static_cast<double>(h.output_rate)) {
+    a.out_rate = static_cast<double>(h.output_rate);
+    a.out_rate_is_limit = true;
+  }
+  const double run_s = record.ticks.empty() ? 0 : record.ticks.back().t;
+  a.in_rate = run_s > 0 ? total_in / run_s : 0;
   a.idle_share = std::min(1.0, a.wait_s / output_span);
 
   const std::string ring_text = human_bytes(static_cast<double>(a.ring_bytes));
@@ -97,7 +95,6 @@ Advice advise(const RunRecord& record) {
   }
   // Steps of a fifth of a tick, fewer on a run of days: a bisection
   // replays the run some twenty times.
-  const double run_s = record.ticks.empty() ? 0 : record.ticks.back().t;
   const double step = std::max(h.tick_s / 5, run_s / 2e6);
   const double block = static_cast<double>(h.block_size);
   auto needed = smallest_queue_without_waits(
@@ -137,15 +134,16 @@ Advice advise(const RunRecord& record) {
   a.verdict = Advice::Verdict::input_too_slow;
   char idle[32];
   std::snprintf(idle, sizeof idle, "%.0f %%", a.idle_share * 100);
+  const std::string in_text = "it delivered " + rate_text(a.in_rate) + " over the run";
+  const std::string out_text = "the output wrote " + rate_text(a.out_rate) + " while it had data" +
+                               (a.out_rate_is_limit ? " (its --output-rate)" : "");
   if (a.in_rate < a.out_rate)
-    a.text = "buffer: advice: the input was slower than the output on average (" +
-             mib_per_s(a.in_rate) + " vs " + mib_per_s(a.out_rate) +
-             " MiB/s): no ring size helps; the output idled " + idle + " (" + waited + ")\n";
+    a.text = "buffer: advice: the input was slower than the output: " + in_text + ", " + out_text +
+             "; no ring size helps; the output idled " + idle + " (" + waited + ")\n";
   else
     a.text = "buffer: advice: no ring size removes the output's waits: the input fell behind it "
-             "for longer than any queue can cover (input " + mib_per_s(a.in_rate) + ", output " +
-             mib_per_s(a.out_rate) + " MiB/s on average); the output idled " + idle + " (" +
-             waited + ")\n";
+             "for longer than any queue can cover, though " + in_text + " and " + out_text +
+             "; the output idled " + idle + " (" + waited + ")\n";
   return a;
 }
 

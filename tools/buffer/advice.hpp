@@ -19,8 +19,13 @@ struct Advice {
   double peak_fill = 0;             // the ring's highest fill, 0 to 1
   std::uint64_t advised_ring_bytes = 0;  // bigger_ring: the ring -m advised_m gives
   std::string advised_m;            // bigger_ring: the -m value, "384m"
-  double in_rate = 0;               // bytes/s the input delivered while it did
-  double out_rate = 0;              // bytes/s the output took while busy
+  // The rates the advice compares, as the caption counts the input's: what
+  // it delivered over the whole run, against what the output wrote while
+  // it had data, at most its --output-rate (the limit's burst after a wait
+  // would otherwise show it faster than the limit).
+  double in_rate = 0;               // bytes/s the input delivered over the run
+  double out_rate = 0;              // bytes/s the output wrote while busy
+  bool out_rate_is_limit = false;   // out_rate is the --output-rate
   double idle_share = 0;            // of the output's time from its first write to its last
   std::string text;                 // "buffer: advice: ...", one or two lines
 };

@@ -223,6 +223,7 @@ std::string record_header_line(const RecordHeader& h) {
          json_field("percent", std::to_string(h.percent)) +
          json_field("high_water", std::to_string(h.high_water)) +
          json_field("low_water", std::to_string(h.low_water)) +
+         (h.output_rate > 0 ? json_field("output_rate", std::to_string(h.output_rate)) : std::string()) +
          json_field("input", json_string(h.input)) + json_field("output", json_string(h.output)) +
          "}\n";
 }
@@ -287,6 +288,7 @@ RunRecord parse_record(std::istream& in, const std::string& name) {
       h.percent = static_cast<int>(number_of(o, "percent"));
       h.high_water = static_cast<int>(number_of(o, "high_water"));
       h.low_water = static_cast<int>(number_of(o, "low_water", -1));
+      h.output_rate = count_of(o, "output_rate");
       if (o.strings.count("input")) h.input = o.strings["input"];
       if (o.strings.count("output")) h.output = o.strings["output"];
       if (h.block_size == 0 || h.blocks == 0) fail("the header has no block_size or blocks");
@@ -391,6 +393,7 @@ RecordThread::RecordThread(const Ring& ring, const Options& options, Clock::time
   h.percent = options.percent;
   h.high_water = options.high_water;
   h.low_water = options.low_water;
+  h.output_rate = options.output_rate;
   h.input = options.input.empty() ? "-" : options.input;
   h.output = options.output.empty() ? "-" : options.output;
   if (!options.record_file.empty()) {

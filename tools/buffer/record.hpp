@@ -30,6 +30,7 @@ struct RecordHeader {
   int percent = 0;
   int high_water = 0;
   int low_water = -1;
+  std::uint64_t output_rate = 0;  // --output-rate, bytes a second (0: none)
   std::string input;   // "-": standard input
   std::string output;  // "-": standard output
 };

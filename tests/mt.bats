@@ -1287,3 +1287,44 @@ EOF_CASES
 2 -f plain status
 EOF_CASES
 }
+
+# --- a local drive that is loading ------------------------------------------
+
+@test "a local drive still loading: the open waits as long as the drive takes, told on a terminal every 10 s; the data then follows" {
+  printf 0123456789 >data
+  # reblock on a terminal (script(1)): its standard error is the terminal.
+  FAKE_ST_LOADING=$PWD/loaded FAKE_ST_LOG=$PWD/calls.log LD_PRELOAD=$FAKE_ST \
+    script -qefc "$REBLOCK --open-timeout 0 -s 10 -i data -o /dev/zero; echo status=\$?" \
+    terminal.log </dev/null >/dev/null &
+  local watcher=$! i
+  for i in $(seq 1200); do
+    grep -q "waiting for /dev/zero to open, 1[0-9] s" terminal.log 2>/dev/null && break
+    kill -0 "$watcher" 2>/dev/null || break
+    sleep 0.1
+  done
+  touch loaded
+  wait "$watcher"
+  run cat terminal.log
+  assert_line --partial "waiting for /dev/zero to open, 1"
+  assert_line --partial "status=0"
+  grep -qx 'open loading' calls.log
+}
+
+@test "a local drive still loading: --open-timeout gives up naming the option, and nothing is said while waiting without a terminal" {
+  export FAKE_ST_LOADING=$PWD/never
+  run --separate-stderr fake timeout 60 "$REBLOCK" --open-timeout 1 -i /dev/zero -o got
+  assert_equal "$status" 1
+  assert_equal "$stderr" "reblock: open /dev/zero: the device did not open within 1 s (--open-timeout or TAPEKIT_OPEN_TIMEOUT sets the limit): Connection timed out"
+  # buffer: 1.19's two lines, then which limit ended the wait.
+  TAPEKIT_OPEN_TIMEOUT=1 run --separate-stderr fake timeout 60 "$BUFFER" -i /dev/zero -o got
+  assert_equal "$status" 255
+  assert_equal "$stderr" "buffer: cannot open input file: Connection timed out
+filename: /dev/zero
+buffer: open /dev/zero: the device did not open within 1 s (--open-timeout or TAPEKIT_OPEN_TIMEOUT sets the limit)"
+  TAPEKIT_OPEN_TIMEOUT=1 run --separate-stderr fake timeout 60 "$MT" -f /dev/zero fsf 1
+  assert_equal "$status" 1
+  assert_equal "$stderr" "mt: open /dev/zero: the device did not open within 1 s (--open-timeout or TAPEKIT_OPEN_TIMEOUT sets the limit): Connection timed out"
+  # A status opens without waiting (O_NONBLOCK), as mt-st's does.
+  run fake timeout 60 "$MT" -f /dev/zero status
+  assert_success
+}

@@ -7,6 +7,7 @@
 
 #include "../error.hpp"
 #include "file_tape.hpp"
+#include "open_wait.hpp"
 #include "simh_tape.hpp"
 #include "remote_tape.hpp"
 #include "st_tape.hpp"
@@ -62,7 +63,9 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
     }
     return open_file_tape(name, flags, options);
   }
-  if (found && S_ISCHR(st.st_mode)) return open_st_tape(name, flags, options.dir_fd);
+  if (found && S_ISCHR(st.st_mode))
+    return open_st_tape(name, flags, options.dir_fd,
+                        timeout_seconds(options.open_timeout, "TAPEKIT_OPEN_TIMEOUT", 0));
   // buffer -o /dev/nst9 with no such drive would make a regular file in /dev
   // and report success while the backup went to a RAM-backed file: a name
   // right in /dev is a device or nothing (/dev/shm and the like are not).

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "../scsi/sg_io.hpp"
+#include "open_wait.hpp"
 #include "remote_internal.hpp"
 
 namespace tk {
@@ -51,23 +52,6 @@ std::string pick(const std::string& option, const char* env, const char* fallbac
 // as GNU rmt does before sending the newline a server that reads lines
 // waits for.
 constexpr int s_reply_wait_ms = 2000;
-
-// The option wins; the environment is read with secure_getenv like RSH, and
-// a value that is not a number of seconds is an error, not a silent default.
-int timeout_seconds(int option, const char* variable, int fallback) {
-  if (option >= 0) return std::min(option, max_connect_timeout);
-  const char* v = ::secure_getenv(variable);
-  if (v == nullptr || *v == '\0') return fallback;
-  std::string_view text(v);
-  int seconds = -1;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (ec != std::errc() || end != text.data() + text.size() || seconds < 0 ||
-      seconds > max_connect_timeout)
-    throw Error(EINVAL, std::string(variable) + "='" + std::string(text) +
-                            "': not a number of seconds from 0 to " +
-                            std::to_string(max_connect_timeout));
-  return seconds;
-}
 
 bool shell_safe(const std::string& s) {
   return !s.empty() && s.front() != '-' &&

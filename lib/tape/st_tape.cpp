@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../scsi/sg_io.hpp"
+#include "open_wait.hpp"
 
 namespace tk {
 
@@ -68,8 +69,8 @@ std::vector<std::uint8_t> StTape::health_data(scsi::HealthQuery query) {
   return scsi::ScsiDevice(fd_.get(), name()).run_whole(query);
 }
 
-std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags, int dir_fd) {
-  return std::make_unique<StTape>(open_file_at(dir_fd, path, flags), path);
+std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags, int dir_fd, int timeout_s) {
+  return std::make_unique<StTape>(open_device_waiting(dir_fd, path, flags, timeout_s), path);
 }
 
 }  // namespace tk

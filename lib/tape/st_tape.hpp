@@ -42,6 +42,9 @@ class StTape final : public Tape {
 // Opens a character device with open(2) flags as given (mt adds O_NONBLOCK
 // for commands that must work without a tape, as mt-st does); path is
 // relative to dir_fd (openat(2)).
-std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags, int dir_fd = AT_FDCWD);
+// A blocking open waits for a loading drive as open_device_waiting says, up
+// to timeout_s seconds (0: as long as it takes).
+std::unique_ptr<Tape> open_st_tape(const std::string& path, int flags, int dir_fd = AT_FDCWD,
+                                   int timeout_s = 0);
 
 }  // namespace tk

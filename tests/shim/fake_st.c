@@ -27,6 +27,10 @@
  *                   WHAT is an MTIOCTOP op number, "op" (every MTIOCTOP),
  *                   "get" (MTIOCGET) or "pos" (MTIOCPOS)
  *   FAKE_ST_SYSFS   directory that replaces /sys/class/scsi_tape in open()
+ *   FAKE_ST_LOADING file: until it exists the drive is loading, and an open
+ *                   without O_NONBLOCK waits, as st's waits for the tape to
+ *                   become ready (checked every 10 ms; "open ... loading"
+ *                   is logged once the wait starts)
  *
  * SG_IO: the fake drive is an LTO drive that answers SCSI commands, its
  * pages laid out from SPC-4 and SSC-4 (not from tapekit's parsers):
@@ -553,7 +557,14 @@ static int log_open(int dir_fd, const char *path, int flags) {
     int acc = flags & O_ACCMODE;
     log_line("open %s%s\n", acc == O_RDONLY ? "rdonly" : acc == O_WRONLY ? "wronly" : "rdwr",
              (flags & O_NONBLOCK) ? " nonblock" : "");
-    if (!(flags & O_NONBLOCK)) err = drive_state()->unready_errno;
+    if (!(flags & O_NONBLOCK)) {
+      const char *loaded = getenv("FAKE_ST_LOADING");
+      if (loaded && *loaded && access(loaded, F_OK) != 0) {
+        log_line("open loading\n");
+        while (access(loaded, F_OK) != 0) usleep(10000);
+      }
+      err = drive_state()->unready_errno;
+    }
   }
   errno = saved;
   return err;

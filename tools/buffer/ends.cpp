@@ -112,6 +112,9 @@ std::unique_ptr<Tape> open_end(const std::string& name, int fd, int flags, const
     const auto* damaged = dynamic_cast<const DamagedImage*>(&e);
     std::string detail = damaged ? "buffer: " + name + ": " + damaged->damage() + "\n"
                                  : remote_detail(name, e, o);
+    // A local drive that did not open within --open-timeout: which limit.
+    if (detail.empty() && e.errnum() == ETIMEDOUT && e.context() != "open " + name)
+      detail = "buffer: " + e.context() + "\n";
     throw ExactExit(kExitSetup, std::string("buffer: cannot open ") + role + " file: " +
                                     strerror_text(e.errnum()) + "\nfilename: " + name + "\n" +
                                     detail);

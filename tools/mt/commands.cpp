@@ -3,6 +3,7 @@
 #include "commands.hpp"
 
 #include <array>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -472,9 +473,11 @@ int run_command(const Invocation& inv) {
       s.tape = tk::open_tape(open_name, flags, options);
     } catch (const tk::Error& e) {
       // mt-st's perror(device) line; a remote open that failed for more than
-      // the errno says (the remote shell ended, the link broke) keeps why.
+      // the errno says (the remote shell ended, the link broke) keeps why,
+      // and so does a drive that did not open within --open-timeout.
       bool said_more = e.context() != "open " + inv.device;
-      std::string text = said_more && tk::opens_remote(inv.device, inv.open_options)
+      std::string text = said_more && (tk::opens_remote(inv.device, inv.open_options) ||
+                                       e.errnum() == ETIMEDOUT)
                              ? "mt: " + std::string(e.what()) + "\n"
                              : perror_text(inv.device, e.errnum());
       if (const auto* damaged = dynamic_cast<const tk::DamagedImage*>(&e))

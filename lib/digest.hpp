@@ -20,10 +20,10 @@ enum class DigestKind { sha256, md5, xxh128 };
 std::optional<DigestKind> digest_kind_from_name(std::string_view name);
 // The lower-case name, as digest_kind_from_name reads it.
 const char* digest_name(DigestKind kind) noexcept;
-// Whether one core hashes slower than a pipe moves data (SHA-256 about
-// 1.6 GB/s with the SHA extensions, MD5 under 1; XXH128 over 10): such a
-// digest is worth a thread of its own beside the copies, a fast one costs
-// more in wake-ups than it takes.
+// Whether one core hashes slower than a pipe moves data (SHA-256 and MD5
+// do, XXH128 does not: bench/README.md, "Measurements behind the code"):
+// such a digest is worth a thread of its own beside the copies, a fast one
+// costs more in wake-ups than it takes.
 bool digest_slower_than_copies(DigestKind kind) noexcept;
 
 class Digest {

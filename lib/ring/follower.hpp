@@ -3,7 +3,7 @@
 // the producer once it is done with it.
 //
 // buffer hashes what reached its output. Hashed inline, one SHA-256 chain
-// (about 1.6 GB/s on one core) and the write's copy take turns on the
+// (slower than a pipe on one core) and the write's copy take turns on the
 // writer; followed by this thread, the hash runs beside the writes and the
 // producer's reads, and a block is only filled again once it is hashed.
 #pragma once

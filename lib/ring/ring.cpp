@@ -352,7 +352,8 @@ void Ring::warm_for_producer() {
     // entries on first use, and separately for the kernel's accesses and
     // the program's. Measured there, pages touched only by the program or
     // only by madvise still cost the producer's first read(2) into them
-    // about as much as fresh ones (25 us a page; 0.3 us once warmed).
+    // about as much as fresh ones (bench/README.md, "Measurements behind
+    // the code").
     std::size_t page_start = from / lap.page * lap.page;  // the mapping starts on a page
     if (populate && ::madvise(data + page_start, to - page_start, MADV_POPULATE_WRITE) != 0)
       populate = errno != EINVAL;

@@ -89,8 +89,8 @@ class Ring {
   // After the fork, in either process: a thread makes the ring's memory
   // resident for this side ahead of it on its first lap, up to kWarmLead
   // bytes ahead. Fresh memory costs a page fault on each page's first touch
-  // by each process (dear on a virtual machine that shadows page tables:
-  // 25 us a page for the producer, 7 for the consumer measured here); taken
+  // by each process (dear on a virtual machine that shadows page tables;
+  // bench/README.md, "Measurements behind the code"); taken
   // inside read(2) of the input, that time is taken from a bursty input,
   // and inside write(2) from a drive that is waiting. Ends with the first
   // lap, at finish_input(), or with the Ring. Rings on a queue file are

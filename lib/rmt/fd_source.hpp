@@ -10,9 +10,9 @@
 
 namespace tk::rmt {
 
-// The busy-poll limit a program uses unless told otherwise: 50 µs where it
-// may run on two CPUs or more, none on one (where watching for the peer's
-// next request would only keep the peer from running).
+// The busy-poll limit a program uses unless told otherwise: a short one
+// where it may run on two CPUs or more, none on one (where watching for the
+// peer's next request would only keep the peer from running).
 std::chrono::microseconds default_busy_poll() noexcept;
 
 class FdSource final : public ByteSource {

@@ -5,8 +5,8 @@
 // each write. A tape image's records start at offsets only 4-byte aligned
 // (every record carries 8 bytes of length words), so writing them one by one
 // leaves the image cached in small folios, and reading it back while it is
-// still cached costs up to a quarter more than reading a plain file written
-// in aligned blocks (measured on ext4, 256 KiB records). Gathered into
+// still cached costs more than reading a plain file written in aligned
+// blocks (bench/README.md, "Measurements behind the code"). Gathered into
 // aligned 1 MiB writes, the same bytes land in large folios; the copy into the
 // window costs less than the per-record writes it saves.
 //

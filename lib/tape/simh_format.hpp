@@ -68,9 +68,9 @@ struct Object {
 // data. Reading a record small enough (read_ahead_limit) goes through a
 // read-ahead window: one large page-aligned pread serves the data, trailers
 // and headers of many records. A larger record costs one preadv (its data,
-// trailing length and the next header together): above about 16 KiB the
+// trailing length and the next header together): above read_ahead_limit the
 // extra copy out of the window costs more than the system calls it saves
-// (measured on tmpfs; on ext4 the break-even is nearer 40 KiB). Reads both
+// (bench/README.md, "Measurements behind the code"). Reads both
 // padded (standard) and unpadded (E11) odd-length records.
 //
 // Everything cached is image bytes by offset; whoever changes the image (a

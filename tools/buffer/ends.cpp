@@ -26,8 +26,8 @@ bool is_char_device(int fd) {
 
 // A 64 KiB pipe makes producer and consumer take turns in small steps. A
 // pipe of 1 MiB (the default pipe-max-size), or two blocks if larger and
-// allowed, lets each side move whole blocks per wake-up: through
-// cat | buffer -s 256k | cat it was the most consistently fast size measured.
+// allowed, lets each side move whole blocks per wake-up (bench/README.md,
+// "Measurements behind the code").
 void enlarge_pipe(int fd, std::size_t block_size) {
   constexpr std::size_t kPreferred = std::size_t{1} << 20;
   if (fd < 0) return;

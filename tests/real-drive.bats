@@ -98,6 +98,7 @@ inner_result() {
 @test "real drive: cpio through rmt writes a second file after a filemark and mt-gnu through rmt spaces to it" { inner_result; }
 @test "real drive: at each full medium buffer --next-volume has mtx load the next cartridge; every byte is on one tape, as buffer's summary counts it" { inner_result; }
 @test "real drive: through tapekit's rmt too, each full cartridge is closed, the next loaded, every byte on one tape" { inner_result; }
+@test "real drive: a virtual tape meets early warning as the real st does: EOT, then ENOSPC at end of data, alternating" { inner_result; }
 @test "real drive: the seed's cpio | ssh host buffer -S 1024 -p 85 -s 32768 -o /dev/nst0 writes 32 KiB records that read back" { inner_result; }
 @test "real drive: tar -b 256 | buffer and dump -b 256 | buffer write 128 and 256 KiB records that tar and restore read back" { inner_result; }
 @test "real drive: mt tapealert, capacity and cartridge say which command the drive refuses and exit 2; encryption says it is not supported" { inner_result; }

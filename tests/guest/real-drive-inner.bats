@@ -635,6 +635,34 @@ volumes_are_the_input() {
   volumes_are_the_input 3 "localhost:$EMPTY"
 }
 
+# What 24 writes of 64 KiB records in one open of $1 met, from the first
+# that passed early warning on, four of them: a write's status bits, after
+# the errno name when it failed ("EOT ONLINE IM_REP_EN",
+# "ENOSPC EOD ONLINE IM_REP_EN", ...), one a line.
+early_warning_writes() {
+  local -a words=()
+  local i
+  for i in $(seq 24); do words+=(write 65536 : status :); done
+  "$TAPECTL" "$1" op setblk 0 : "${words[@]}" op nop 2>&1 |
+    awk '!/=/ { failed = $0 " "; next } { sub(/^file=[-0-9]+ block=[-0-9]+ /, ""); print failed $0; failed = "" }' |
+    awk '/EOT/ { on = 1 } on' | head -4
+}
+
+@test "real drive: a virtual tape meets early warning as the real st does: EOT, then ENOSPC at end of data, alternating" {
+  local sg
+  sg=$(changer)
+  timeout 60 mtx -f "$sg" load 1 0 >/dev/null
+  run early_warning_writes "$EMPTY"
+  timeout 60 mtx -f "$sg" unload 1 0 >/dev/null
+  assert_equal "${#lines[@]}" 4
+  assert_equal "${lines[0]}" "EOT ONLINE IM_REP_EN"
+  assert_equal "${lines[1]}" "ENOSPC EOD ONLINE IM_REP_EN"
+  local real=$output
+  "$MT" -f e.tap vt-create 1M
+  run early_warning_writes e.tap
+  assert_equal "$output" "$real"
+}
+
 @test "real drive: the seed's cpio | ssh host buffer -S 1024 -p 85 -s 32768 -o /dev/nst0 writes 32 KiB records that read back" {
   make_src
   "$TAPECTL" "$TAPE" op load : op setblk 0 : op rewind

@@ -93,7 +93,7 @@ inner_result() {
 @test "real drive: mt through tapekit's rmt (rsh stand-in) prints and does what mt-st does locally" { inner_result; }
 @test "real drive: tar | buffer -o /dev/nst0 writes one record a block; buffer -i reads it back byte for byte" { inner_result; }
 @test "real drive: reblock -o /dev/nst0 writes records of exactly -s; dd reads them back byte for byte" { inner_result; }
-@test "real drive: in fixed-block mode (setblk 512) buffer and reblock write the archive and read it back byte for byte" { inner_result; }
+@test "real drive: in fixed-block mode (setblk 512) buffer, reblock and GNU tar through rmt write the archive and read it back byte for byte" { inner_result; }
 @test "real drive: GNU tar through rmt (rsh stand-in) writes the bytes a local tar writes, one 32 KiB record a block, and reads them back" { inner_result; }
 @test "real drive: cpio through rmt writes a second file after a filemark and mt-gnu through rmt spaces to it" { inner_result; }
 @test "real drive: at each full medium buffer --next-volume has mtx load the next cartridge; every byte is on one tape, as buffer's summary counts it" { inner_result; }

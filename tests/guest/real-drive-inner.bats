@@ -515,17 +515,22 @@ record_sizes() {
   assert_equal "$(sed -n "$((full + 1)),\$p" <<<"$output")" "$last"
 }
 
-@test "real drive: in fixed-block mode (setblk 512) buffer and reblock write the archive and read it back byte for byte" {
+@test "real drive: in fixed-block mode (setblk 512) buffer, reblock and GNU tar through rmt write the archive and read it back byte for byte" {
   make_src
+  local rsh=$BATS_TEST_DIRNAME/../rsh-standin
   "$TAPECTL" "$TAPE" op load : op setblk 512 : op rewind
   "$BUFFER" -s 10k -o "$TAPE" <src.tar
   "$REBLOCK" -s 10k -o "$TAPE" <src.tar
+  tar -c -b 64 --sort=name --owner=0 --group=0 --rsh-command="$rsh" -f "localhost:$TAPE" -C src .
   "$MT" -f "$TAPE" rewind
   "$BUFFER" -s 10k -i "$TAPE" >back.tar
   "$REBLOCK" -s 10k -i "$TAPE" >back2.tar
+  mkdir out
+  tar -x -b 64 --rsh-command="$rsh" -f "localhost:$TAPE" -C out
   "$MT" -f "$TAPE" setblk 0
   cmp src.tar back.tar
   cmp src.tar back2.tar
+  diff -r src out
 }
 
 @test "real drive: GNU tar through rmt (rsh stand-in) writes the bytes a local tar writes, one 32 KiB record a block, and reads them back" {

@@ -247,8 +247,9 @@ class SimhTape final : public Tape {
   // INQUIRY, TapeAlert, Tape Capacity and the cartridge memory, as an LTO
   // drive encodes them; encryption is a drive feature this one lacks. Of
   // the VPD pages it lists TapeAlert Supported Flags, every flag, since
-  // vt-alert raises any; it has no serial number, the unit's or the
-  // manufacturer's, and says so as a drive does (INVALID FIELD IN CDB).
+  // vt-alert raises any, and the Manufacturer-assigned Serial Number page
+  // in the spaces SSC-4 asks of a drive that has none; it has no unit
+  // serial number page (INVALID FIELD IN CDB, as a drive without one).
   std::vector<std::uint8_t> health_data(scsi::HealthQuery query) override {
     check_open();
     const scsi::Cdb cdb = scsi::health_cdb(query);
@@ -272,13 +273,16 @@ class SimhTape final : public Tape {
         break;
       case scsi::HealthQuery::supported_vpd_pages:
         data = scsi::build_vpd_page(scsi::supported_vpd_pages_page,
-                                    {scsi::supported_vpd_pages_page, scsi::tapealert_supported_page});
+                                    {scsi::supported_vpd_pages_page, scsi::manufacturer_serial_number_page,
+                                     scsi::tapealert_supported_page});
+        break;
+      case scsi::HealthQuery::manufacturer_serial_number:
+        data = scsi::build_vpd_page(scsi::manufacturer_serial_number_page, std::vector<std::uint8_t>(64, ' '));
         break;
       case scsi::HealthQuery::tapealert_supported:
         data = scsi::build_tapealert_supported_page(~std::uint64_t{0});
         break;
       case scsi::HealthQuery::unit_serial_number:
-      case scsi::HealthQuery::manufacturer_serial_number:
         throw scsi::ScsiError(EOPNOTSUPP, scsi::Refusal::illegal_request, cdb.what,
                               "the drive does not support it (ILLEGAL REQUEST, asc 0x24 ascq 0x00)");
       case scsi::HealthQuery::encryption:

@@ -6,6 +6,7 @@
 // line saying so (exit 2).
 #include "session.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <fcntl.h>
 #include <iostream>
@@ -77,29 +78,71 @@ std::string failure_line(const Session& s, const tk::Error& e) {
   return "mt: " + s.inv.device + ": " + e.what() + "\n";
 }
 
+// One VPD page's answer in the drive's identity: left out where the server
+// predates the question (asked false), null where the drive lacks the page
+// or sent it malformed (its line goes to stderr), else the value.
+template <class T>
+struct VpdAnswer {
+  bool asked = false;
+  std::optional<T> value;
+};
+
 // What the drive says of itself is printed escaped (printable_text): its
 // bytes must not end the line or reach the terminal as a sequence.
-// The drive's identity: INQUIRY, and the unit serial number when the drive
-// (or the server before it) answers VPD page 0x80.
+// The drive's identity: INQUIRY, the unit serial number when the drive
+// (or the server before it) answers VPD page 0x80, and the SSC pages of
+// the manufacturer-assigned serial number and the TapeAlert flags the
+// drive supports.
 struct Drive {
   scsi::Inquiry inquiry;
   std::optional<std::string> serial_number;
+  VpdAnswer<std::string> manufacturer_serial_number;
+  VpdAnswer<std::uint64_t> tapealert_supported;
 };
+
+// Flag numbers as runs: "1-9, 11, 20-22", or "none".
+std::string flag_runs_text(std::uint64_t mask) {
+  std::string out;
+  for (int flag = 1; flag <= 64; ++flag) {
+    if (((mask >> (flag - 1)) & 1U) == 0) continue;
+    int last = flag;
+    while (last < 64 && ((mask >> last) & 1U) != 0) ++last;
+    out += (out.empty() ? "" : ", ") + std::to_string(flag) +
+           (last > flag ? "-" + std::to_string(last) : std::string());
+    flag = last;
+  }
+  return out.empty() ? "none" : out;
+}
 
 std::string inquiry_text(const Drive& d) {
   const scsi::Inquiry& i = d.inquiry;
   std::string out = "drive: " + printable_text(i.vendor) + " " + printable_text(i.product) + " " +
                     printable_text(i.revision) + "\n";
   if (d.serial_number) out += "drive serial number: " + printable_text(*d.serial_number) + "\n";
+  if (const auto& m = d.manufacturer_serial_number.value)
+    out += "manufacturer-assigned serial number: " + (m->empty() ? "empty" : printable_text(*m)) + "\n";
+  if (const auto& t = d.tapealert_supported.value)
+    out += "TapeAlert flags supported: " + flag_runs_text(*t) + "\n";
   return out;
 }
 
 std::string inquiry_json(const Drive& d) {
   const scsi::Inquiry& i = d.inquiry;
-  return "{\"vendor\":" + json_string(i.vendor) + ",\"product\":" + json_string(i.product) +
-         ",\"revision\":" + json_string(i.revision) +
-         (d.serial_number ? ",\"serial_number\":" + json_string(*d.serial_number) : std::string()) +
-         "}";
+  std::string out = "{\"vendor\":" + json_string(i.vendor) + ",\"product\":" + json_string(i.product) +
+                    ",\"revision\":" + json_string(i.revision) +
+                    (d.serial_number ? ",\"serial_number\":" + json_string(*d.serial_number) : std::string());
+  if (d.manufacturer_serial_number.asked) {
+    const auto& m = d.manufacturer_serial_number.value;
+    out += ",\"manufacturer_assigned_serial_number\":" + (m ? json_string(*m) : std::string("null"));
+  }
+  if (d.tapealert_supported.asked) {
+    const auto& t = d.tapealert_supported.value;
+    std::string list = "[";
+    for (int flag = 1; t && flag <= 64; ++flag)
+      if ((*t >> (flag - 1)) & 1U) list += (list.size() > 1 ? "," : "") + std::to_string(flag);
+    out += ",\"tapealert_supported\":" + (t ? list + "]" : std::string("null"));
+  }
+  return out + "}";
 }
 
 // The serial number, or nullopt where the drive has no VPD page 0x80 or
@@ -112,6 +155,55 @@ std::optional<std::string> read_unit_serial_number(const Session& s) {
     return std::nullopt;
   }
   return scsi::parse_unit_serial_number(page);
+}
+
+// The VPD pages the drive lists (page 0x00), or nullopt where it gives no
+// usable list: each page is then asked for itself.
+std::optional<std::vector<std::uint8_t>> read_supported_vpd_pages(const Session& s) {
+  try {
+    return scsi::parse_supported_vpd_pages(ask(s, scsi::HealthQuery::supported_vpd_pages));
+  } catch (const tk::Error&) {
+    return std::nullopt;
+  }
+}
+
+// One SSC VPD page of the identity. A page the drive does not list is not
+// asked for (some drives answer any page code with another page); that,
+// a refusal and a malformed page are each a line on stderr and null.
+template <class T, class Parse>
+VpdAnswer<T> read_vpd(const Session& s, const std::optional<std::vector<std::uint8_t>>& listed,
+                      scsi::HealthQuery query, std::uint8_t page, Parse parse) {
+  if (listed && std::find(listed->begin(), listed->end(), page) == listed->end()) {
+    std::cerr << "mt: " << s.inv.device << ": " << scsi::health_cdb(query).what
+              << ": the drive does not support it (VPD page 0x00 does not list it)\n";
+    return {true, std::nullopt};
+  }
+  try {
+    return {true, parse(ask(s, query))};
+  } catch (const scsi::ScsiError& e) {
+    if (e.refusal() == scsi::Refusal::unknown_query) return {};
+    std::cerr << failure_line(s, e);
+  } catch (const tk::Error& e) {
+    std::cerr << failure_line(s, e);
+  }
+  return {true, std::nullopt};
+}
+
+// Completes the identity INQUIRY began.
+void read_vpd_pages(const Session& s, Drive& d) {
+  try {
+    d.serial_number = read_unit_serial_number(s);
+  } catch (const tk::Error& e) {
+    std::cerr << failure_line(s, e);
+  }
+  auto listed = read_supported_vpd_pages(s);
+  d.manufacturer_serial_number =
+      read_vpd<std::string>(s, listed, scsi::HealthQuery::manufacturer_serial_number,
+                            scsi::manufacturer_serial_number_page,
+                            [](const auto& page) { return scsi::parse_manufacturer_serial_number(page); });
+  d.tapealert_supported = read_vpd<std::uint64_t>(
+      s, listed, scsi::HealthQuery::tapealert_supported, scsi::tapealert_supported_page,
+      [](const auto& page) { return scsi::parse_tapealert_supported(page); });
 }
 
 scsi::TapeAlertPage read_tapealert(const Session& s) {
@@ -396,7 +488,7 @@ int health_report(Session& s, const Args&) {
   std::optional<Drive> inquiry;
   std::exception_ptr inquiry_failed;
   try {
-    inquiry = Drive{read_inquiry(s), std::nullopt};
+    inquiry = Drive{read_inquiry(s), std::nullopt, {}, {}};
   } catch (const scsi::ScsiError& e) {
     if (e.refusal() == scsi::Refusal::other_server) {
       s.diagnostics += failure_line(s, e);
@@ -418,13 +510,7 @@ int health_report(Session& s, const Args&) {
       return {};
     }
   };
-  if (inquiry) {
-    try {
-      inquiry->serial_number = read_unit_serial_number(s);
-    } catch (const tk::Error& e) {
-      std::cerr << failure_line(s, e);
-    }
-  }
+  if (inquiry) read_vpd_pages(s, *inquiry);
   tk::StatusReport report;
   if (int e = attempt(s, [&] { report = s.tape->status_report(); })) {
     s.diagnostics += perror_text(s.inv.device, e);

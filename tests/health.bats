@@ -375,6 +375,29 @@ mt: /dev/zero: INQUIRY VPD page 0xb2: the drive does not support it (VPD page 0x
   assert_equal "$(jq -r .drive.manufacturer_assigned_serial_number <<<"$output")" 10WT012345
 }
 
+@test "health: a node that answers SCSI commands but not st's ioctls (an sg node) reports every section, the status null, and names the st node" {
+  # The sg driver refuses MTIOCGET with EPERM; sysfs links the drive's st
+  # device beside it as "tape".
+  export FAKE_ST_FAIL=get:1
+  fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c .status <<<"$output")" null
+  assert_equal "$(jq -r '.drive.serial_number, .capacity[0].partition, .cartridge.barcode' <<<"$output" | paste -sd' ')" "1068000123 0 ABC123L8"
+  assert_equal "$stderr" "mt: /dev/zero: no tape status here (MTIOCGET: Operation not permitted): not an st node"
+  local rdev
+  rdev=$(stat -c '%t:%T' /dev/zero)
+  mkdir -p "sysdev/$((16#${rdev%:*})):$((16#${rdev#*:}))/device/tape"
+  printf 'MAJOR=9\nMINOR=0\nDEVNAME=st0\n' >"sysdev/$((16#${rdev%:*})):$((16#${rdev#*:}))/device/tape/uevent"
+  FAKE_ST_SYSDEV=$PWD/sysdev fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
+  assert_equal "$stderr" "mt: /dev/zero: no tape status here (MTIOCGET: Operation not permitted): the drive's st node, /dev/nst0, has it"
+  # The text report has no status to miss.
+  fake run -0 --separate-stderr "$MT" -f /dev/zero health
+  assert_line --index 0 "drive: IBM ULT3580-TD8 Q3F4"
+  assert_equal "$stderr" ""
+  # A failure of the drive's own is still one.
+  FAKE_ST_FAIL=get:5 fake run -2 --separate-stderr "$MT" -f /dev/zero health
+  assert_equal "$stderr" "/dev/zero: Input/output error"
+}
+
 @test "health: encryption agrees with stenc --detail, on and off; a drive without it is 'not supported'" {
   [ "$(id -u)" = 0 ] || skip "stenc runs only as root"
   local state

@@ -27,6 +27,7 @@
  *                   WHAT is an MTIOCTOP op number, "op" (every MTIOCTOP),
  *                   "get" (MTIOCGET) or "pos" (MTIOCPOS)
  *   FAKE_ST_SYSFS   directory that replaces /sys/class/scsi_tape in open()
+ *   FAKE_ST_SYSDEV  directory that replaces /sys/dev/char in open()
  *
  * SG_IO: the fake drive is an LTO drive that answers SCSI commands, its
  * pages laid out from SPC-4 and SSC-4 (not from tapekit's parsers):
@@ -96,6 +97,7 @@
 #include <unistd.h>
 
 static const char sysfs_prefix[] = "/sys/class/scsi_tape/";
+static const char sysdev_prefix[] = "/sys/dev/char/";
 
 /* FAKE_ST_STATE: the MTIOCGET defaults it sets, and the errno st gives a
  * blocking open or an MTIOCTOP in it (0: they succeed). */
@@ -594,6 +596,11 @@ static const char *rewrite_path(const char *path, char *buf, size_t size) {
   const char *root = getenv("FAKE_ST_SYSFS");
   if (root && *root && strncmp(path, sysfs_prefix, sizeof sysfs_prefix - 1) == 0) {
     snprintf(buf, size, "%s/%s", root, path + sizeof sysfs_prefix - 1);
+    return buf;
+  }
+  root = getenv("FAKE_ST_SYSDEV");
+  if (root && *root && strncmp(path, sysdev_prefix, sizeof sysdev_prefix - 1) == 0) {
+    snprintf(buf, size, "%s/%s", root, path + sizeof sysdev_prefix - 1);
     return buf;
   }
   return path;

@@ -7,14 +7,18 @@
 #include "session.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <exception>
 #include <fcntl.h>
 #include <iostream>
 #include <optional>
 #include <string_view>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "../../lib/escape.hpp"
+#include "../../lib/io.hpp"
 #include "../../lib/scsi/pages.hpp"
 #include "../../lib/scsi/sg_io.hpp"
 
@@ -414,6 +418,50 @@ std::string encryption_json(const scsi::EncryptionStatus& e) {
                 e.key_instance_counter);
 }
 
+// Whether a local node refused MTIOCGET as a node of another driver does:
+// the sg driver with EPERM (Linux 6.1, measured), others with ENOTTY or
+// EINVAL. An st node fails it only for the drive's sake (EIO, ENOMEDIUM).
+bool refuses_st_ioctls(const Session& s, int errnum) {
+  struct stat st {};
+  int fd = s.tape->poll_fd();
+  return (errnum == EPERM || errnum == ENOTTY || errnum == EINVAL) && fd >= 0 &&
+         ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+// The st node of the drive behind such a node: the st driver links its
+// device into the SCSI device's folder in sysfs as "tape", whose uevent
+// names it (DEVNAME=st0); mt names the no-rewind node. Empty when there
+// is none.
+std::string st_node_of(const Session& s) {
+  struct stat st {};
+  if (::fstat(s.tape->poll_fd(), &st) != 0) return {};
+  const std::string path =
+      format("/sys/dev/char/%u:%u/device/tape/uevent", ::major(st.st_rdev), ::minor(st.st_rdev));
+  std::array<char, 512> buf{};
+  std::size_t n = 0;
+  try {
+    tk::Fd uevent = tk::open_file(path, O_RDONLY);
+    n = tk::read_full(uevent.get(), std::as_writable_bytes(std::span(buf.data(), buf.size() - 1)), path);
+  } catch (const tk::Error&) {
+    return {};
+  }
+  std::string_view text(buf.data(), n);
+  constexpr std::string_view key = "DEVNAME=";
+  std::size_t at = text.find(key);
+  if (at == std::string_view::npos || (at > 0 && text[at - 1] != '\n')) return {};
+  std::string_view name = text.substr(at + key.size());
+  name = name.substr(0, name.find('\n'));
+  if (name.rfind("st", 0) != 0) return {};
+  return "/dev/n" + std::string(name);
+}
+
+std::string no_status_line(const Session& s, int errnum) {
+  std::string st_node = st_node_of(s);
+  return "mt: " + s.inv.device + ": no tape status here (MTIOCGET: " + std::strerror(errnum) + "): " +
+         (st_node.empty() ? std::string("not an st node") : "the drive's st node, " + st_node + ", has it") +
+         "\n";
+}
+
 // --fail-on's severity: the least severe flag that makes tapealert exit 1.
 std::optional<scsi::Severity> fail_on_severity(Session& s, const Args& args, int& status) {
   std::optional<std::string> word = s.inv.fail_on;
@@ -511,10 +559,16 @@ int health_report(Session& s, const Args&) {
     }
   };
   if (inquiry) read_vpd_pages(s, *inquiry);
-  tk::StatusReport report;
+  std::optional<tk::StatusReport> report(std::in_place);
   if (int e = attempt(s, [&] { report = s.tape->status_report(); })) {
-    s.diagnostics += perror_text(s.inv.device, e);
-    return static_cast<int>(Exit::device);
+    if (!inquiry || !refuses_st_ioctls(s, e)) {
+      s.diagnostics += perror_text(s.inv.device, e);
+      return static_cast<int>(Exit::device);
+    }
+    // A node that answers SCSI commands but not st's ioctls (an sg node,
+    // where tapeinfo users look) has every section but the status.
+    report.reset();
+    if (s.inv.json) std::cerr << no_status_line(s, e);
   }
   if (!s.inv.json) {
     std::cout << section(known_inquiry, inquiry_text)
@@ -525,7 +579,8 @@ int health_report(Session& s, const Args&) {
     return 0;
   }
   auto or_null = [](std::string json) { return json.empty() ? std::string("null") : json; };
-  std::string status = status_json(s.inv.device, report.mtget, report.status, s.density_table);
+  std::string status =
+      report ? status_json(s.inv.device, report->mtget, report->status, s.density_table) : "null";
   while (!status.empty() && status.back() == '\n') status.pop_back();
   // Each page is read once; its unknown codes go beside it, null with it.
   std::optional<scsi::TapeAlertPage> tapealert;

@@ -1,6 +1,7 @@
 // mt's drive-health commands: tapealert, capacity, cartridge, encryption and
 // --json health, each a fixed read-only SCSI command (lib/scsi) the Tape
-// answers: a local st drive through SG_IO on the st node itself, a remote
+// answers: a local st drive through SG_IO on the st node itself (or on its
+// sg node, which answers all but the tape status), a remote
 // one through tapekit's rmt (i29811), a virtual tape from its image and
 // cartridge memory (simh_tape.cpp). A plain file or another rmt gets one
 // line saying so (exit 2).

@@ -63,7 +63,8 @@ std::vector<std::uint8_t> build_vpd_page(std::uint8_t page, const std::vector<st
 std::vector<std::uint8_t> build_tapealert_supported_page(std::uint64_t flags) {
   std::vector<std::uint8_t> body(12, 0);  // 8 bytes of flags, 4 reserved
   for (unsigned flag = 1; flag <= 64; ++flag)
-    if ((flags >> (flag - 1)) & 1u) body[(flag - 1) / 8] |= static_cast<std::uint8_t>(0x80u >> ((flag - 1) % 8));
+    if ((flags >> (flag - 1)) & 1u)
+      body[(flag - 1) / 8] |= static_cast<std::uint8_t>(0x80u >> ((flag - 1) % 8));
   return build_vpd_page(tapealert_supported_page, body);
 }
 

@@ -277,7 +277,8 @@ class SimhTape final : public Tape {
                                      scsi::tapealert_supported_page});
         break;
       case scsi::HealthQuery::manufacturer_serial_number:
-        data = scsi::build_vpd_page(scsi::manufacturer_serial_number_page, std::vector<std::uint8_t>(64, ' '));
+        data = scsi::build_vpd_page(scsi::manufacturer_serial_number_page,
+                                    std::vector<std::uint8_t>(64, ' '));
         break;
       case scsi::HealthQuery::tapealert_supported:
         data = scsi::build_tapealert_supported_page(~std::uint64_t{0});

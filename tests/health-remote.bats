@@ -61,6 +61,8 @@ same_report() {
   FAKE_ST_ALERTS=3,20 FAKE_ST_ODD=0x2e-vendor,0x31-wide,attr-text,attr-load4 \
     FAKE_ST_MAM="0x0806=CLN001L8;0x0003=7;0x0000=1000;0x1234=77" same_report
   FAKE_ST_ALERTS=20 FAKE_ST_ODD=0x2e-long same_report
+  # The VPD pages, one blank as tgt's.
+  FAKE_ST_ODD=mas-nul FAKE_ST_TAS=3,20 same_report
   FAKE_ST_ALERTS=3,20 FAKE_ST_ODD=0x2e-long run -0 there tapealert
   assert_line --index 1 "TapeAlert 20: Cleaning required (Critical)"
   assert_line --index 2 --regexp "^parameters not decoded: 0x8002 .* 0x8029$"
@@ -92,6 +94,47 @@ TapeAlert 20: Cleaning required (Critical)"
   FAKE_ST_MISSING=0x31,attr LD_PRELOAD=$FAKE_ST run -0 --separate-stderr "$MT" --json -f localhost:/dev/zero health
   assert_equal "$(jq -c '[.capacity, .cartridge, .tapealert]' <<<"$output")" "[null,null,[]]"
   assert_equal "$(wc -l <<<"$stderr")" 2
+}
+
+@test "health-remote: a tapekit rmt older than the VPD questions leaves their answers out, as the unit serial number; the rest is the local report" {
+  # A server from before queries 5 to 8 refuses them as any number it does
+  # not know: the wrapper turns each into such a number on its way in,
+  # byte by byte (some requests end in no newline).
+  cat >older.pl <<'PERL'
+$| = 1;
+my ($recent, $line, $after) = ("", "", 0);
+while (sysread(STDIN, my $c, 1)) {
+  if ($after) {
+    $line .= $c;
+    next unless $c eq "\n";
+    print($line =~ /^[5-8]\n$/ ? "99\n" : $line);
+    ($after, $line) = (0, "");
+    next;
+  }
+  print $c;
+  $recent = substr($recent . $c, -7);
+  $after = 1 if $recent eq "i29811\n";
+}
+PERL
+  printf '#!/bin/sh\nperl %s | exec %s\n' "$PWD/older.pl" "$TK_BIN/rmt" >older
+  chmod +x older
+  export RSH_STANDIN_SERVER=$PWD/older
+  run -0 --separate-stderr there health
+  assert_equal "$stderr" ""
+  assert_equal "${lines[0]}" "drive: IBM ULT3580-TD8 Q3F4"
+  assert_equal "${lines[1]}" "no TapeAlert flag is active"
+  LD_PRELOAD=$FAKE_ST run -0 --separate-stderr "$MT" --json -f localhost:/dev/zero health
+  assert_equal "$stderr" ""
+  assert_equal "$(jq -c .drive <<<"$output")" '{"vendor":"IBM","product":"ULT3580-TD8","revision":"Q3F4"}'
+  assert_equal "$(jq -r .cartridge.barcode <<<"$output")" ABC123L8
+  # Today's server answers them as the local drive does.
+  unset RSH_STANDIN_SERVER
+  run -0 there health
+  assert_line --index 2 "manufacturer-assigned serial number: 10WT012345"
+  assert_line --index 3 "TapeAlert flags supported: 1-23, 25-27, 29-39, 49, 51-60"
+  FAKE_ST_MALFORMED=tas FAKE_ST_MISSING=mas run -0 --separate-stderr there health
+  assert_equal "$stderr" "mt: localhost:/dev/zero: INQUIRY VPD page 0xb1: the drive does not support it (VPD page 0x00 does not list it)
+mt: localhost:/dev/zero: INQUIRY VPD page 0xb2, byte 2: page length 4 is too short for the 64 flags (8 bytes needed)"
 }
 
 @test "health-remote: rmt --read-only answers; an --allow list that leaves the drive out refuses its open" {

@@ -293,6 +293,111 @@ attribute 0x1235: $(sg_read_attr_text 0x1235)"
   assert_equal "$(jq -r .drive.serial_number <<<"$output")" "$serial"
 }
 
+# The manufacturer-assigned serial number sg_vpd -p mas prints, without
+# the padding it prints too; and the flags sg_vpd -p tas finds supported,
+# as "3,20".
+sg_vpd_mas() { fake sg_vpd -p mas /dev/zero | sed -n 's/^  Manufacturer-assigned serial number: *//p' | sed 's/ *$//'; }
+sg_vpd_tas() {
+  local hex
+  fake sg_vpd -p tas /dev/zero | grep -o '[0-9A-F][0-9A-F]h: 1' | while read -r hex _; do
+    echo $((16#${hex%h:}))
+  done | paste -sd,
+}
+mt_json() { fake "$MT" --json -f /dev/zero health | jq -r "$1"; }
+
+@test "health: health reports the manufacturer-assigned serial number sg_vpd -p mas reports, an empty one as empty" {
+  local mas
+  for mas in 10WT012345 X9 ""; do
+    export FAKE_ST_MAS=$mas
+    assert_equal "$(sg_vpd_mas)" "$mas"
+    assert_equal "$(mt_json .drive.manufacturer_assigned_serial_number)" "$mas"
+    fake run -0 --separate-stderr "$MT" -f /dev/zero health
+    assert_line --index 2 "manufacturer-assigned serial number: ${mas:-empty}"
+    assert_equal "$stderr" ""
+  done
+  # tgt's page: 64 NULs, an empty serial number to sg_vpd too.
+  export FAKE_ST_ODD=mas-nul
+  assert_equal "$(fake sg_vpd -p mas -H /dev/zero | grep -c '00 00 00 00  00 00 00 00')" 4
+  assert_equal "$(sg_vpd_mas)" ""
+  fake run -0 "$MT" -f /dev/zero health
+  assert_line --index 2 "manufacturer-assigned serial number: empty"
+  assert_equal "$(fake "$MT" --json -f /dev/zero health | jq -c .drive.manufacturer_assigned_serial_number)" '""'
+}
+
+@test "health: health lists the TapeAlert flags supported that sg_vpd -p tas finds, as runs" {
+  local tas want
+  while IFS='|' read -r tas want; do
+    export FAKE_ST_TAS=$tas
+    [ "$tas" != default ] || unset FAKE_ST_TAS
+    assert_equal "$(mt_json '.drive.tapealert_supported | map(tostring) | join(",")')" "$(sg_vpd_tas)"
+    fake run -0 --separate-stderr "$MT" -f /dev/zero health
+    assert_line --index 3 "TapeAlert flags supported: $want"
+    assert_equal "$stderr" ""
+  done <<'ROWS'
+default|1-23, 25-27, 29-39, 49, 51-60
+3,20|3, 20
+1,2,3,64|1-3, 64
+64|64
+none|none
+ROWS
+  assert_equal "$(FAKE_ST_TAS=none fake "$MT" --json -f /dev/zero health | jq -c .drive.tapealert_supported)" "[]"
+}
+
+@test "health: a VPD page the drive does not list is one line naming it, null in JSON; the others still answer" {
+  FAKE_ST_MISSING=mas,tas fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c '.drive | [.manufacturer_assigned_serial_number, .tapealert_supported, .serial_number]' <<<"$output")" \
+    '[null,null,"1068000123"]'
+  assert_equal "$(jq -r .status.bot <<<"$output")" true
+  assert_equal "$stderr" "mt: /dev/zero: INQUIRY VPD page 0xb1: the drive does not support it (VPD page 0x00 does not list it)
+mt: /dev/zero: INQUIRY VPD page 0xb2: the drive does not support it (VPD page 0x00 does not list it)"
+  # sg_vpd finds neither listed, and the drive refuses both.
+  run -0 --separate-stderr env LD_PRELOAD="$FAKE_ST" FAKE_ST_MISSING=mas,tas sg_vpd /dev/zero
+  refute_output --partial "[mas]"
+  refute_output --partial "[tas]"
+  FAKE_ST_MISSING=mas fake run sg_vpd -p mas /dev/zero
+  assert_failure
+  FAKE_ST_MISSING=tas fake run -0 --separate-stderr "$MT" -f /dev/zero health
+  assert_line --index 2 "manufacturer-assigned serial number: 10WT012345"
+  refute_line --partial "TapeAlert flags supported"
+  assert_equal "$stderr" "mt: /dev/zero: INQUIRY VPD page 0xb2: the drive does not support it (VPD page 0x00 does not list it)"
+}
+
+@test "health: a TapeAlert supported flags page too short for its flags (tgt's) is named with its length, as sg_vpd finds it; no flag is invented" {
+  export FAKE_ST_MALFORMED=tas
+  run -0 --separate-stderr env LD_PRELOAD="$FAKE_ST" sg_vpd -p tas /dev/zero
+  assert_equal "$stderr" "TapeAlert supported flags length too short=8"
+  refute_output --partial "Flag01h"
+  fake run -0 --separate-stderr "$MT" -f /dev/zero health
+  refute_line --partial "TapeAlert flags supported"
+  assert_equal "$stderr" "mt: /dev/zero: INQUIRY VPD page 0xb2, byte 2: page length 4 is too short for the 64 flags (8 bytes needed)"
+  fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c .drive.tapealert_supported <<<"$output")" null
+  assert_equal "$(jq -r .drive.manufacturer_assigned_serial_number <<<"$output")" 10WT012345
+}
+
+@test "health: a node that answers SCSI commands but not st's ioctls (an sg node) reports every section, the status null, and names the st node" {
+  # The sg driver refuses MTIOCGET with EPERM; sysfs links the drive's st
+  # device beside it as "tape".
+  export FAKE_ST_FAIL=get:1
+  fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
+  assert_equal "$(jq -c .status <<<"$output")" null
+  assert_equal "$(jq -r '.drive.serial_number, .capacity[0].partition, .cartridge.barcode' <<<"$output" | paste -sd' ')" "1068000123 0 ABC123L8"
+  assert_equal "$stderr" "mt: /dev/zero: no tape status here (MTIOCGET: Operation not permitted): not an st node"
+  local rdev
+  rdev=$(stat -c '%t:%T' /dev/zero)
+  mkdir -p "sysdev/$((16#${rdev%:*})):$((16#${rdev#*:}))/device/tape"
+  printf 'MAJOR=9\nMINOR=0\nDEVNAME=st0\n' >"sysdev/$((16#${rdev%:*})):$((16#${rdev#*:}))/device/tape/uevent"
+  FAKE_ST_SYSDEV=$PWD/sysdev fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
+  assert_equal "$stderr" "mt: /dev/zero: no tape status here (MTIOCGET: Operation not permitted): the drive's st node, /dev/nst0, has it"
+  # The text report has no status to miss.
+  fake run -0 --separate-stderr "$MT" -f /dev/zero health
+  assert_line --index 0 "drive: IBM ULT3580-TD8 Q3F4"
+  assert_equal "$stderr" ""
+  # A failure of the drive's own is still one.
+  FAKE_ST_FAIL=get:5 fake run -2 --separate-stderr "$MT" -f /dev/zero health
+  assert_equal "$stderr" "/dev/zero: Input/output error"
+}
+
 @test "health: encryption agrees with stenc --detail, on and off; a drive without it is 'not supported'" {
   [ "$(id -u)" = 0 ] || skip "stenc runs only as root"
   local state
@@ -353,13 +458,14 @@ attribute 0x1235: $(sg_read_attr_text 0x1235)"
 # cartridge memory's ASCII attributes are refused with such bytes.)
 hostile_drive() {
   export FAKE_ST_INQUIRY=$'IBM\e[2J '$'ULT\r\nFAKE\xff      '$'Q3\e\x7f'
+  export FAKE_ST_MAS=$'S\e[7mN'
 }
 
 @test "health: --json health is valid JSON whatever bytes the drive sends: controls and non-UTF-8 bytes as \\u00XX" {
   hostile_drive
   fake run -0 --separate-stderr "$MT" --json -f /dev/zero health
   assert_equal "$stderr" ""
-  assert_output --partial '"drive":{"vendor":"IBM\u001b[2J","product":"ULT\u000d\u000aFAKE\u00ff","revision":"Q3\u001b\u007f","serial_number":"1068000123"}'
+  assert_output --partial '"drive":{"vendor":"IBM\u001b[2J","product":"ULT\u000d\u000aFAKE\u00ff","revision":"Q3\u001b\u007f","serial_number":"1068000123","manufacturer_assigned_serial_number":"S\u001b[7mN",'
   run -0 jq -r .drive.product <<<"$output"
   assert_output $'ULT\r\nFAKE\u00ff'
 }
@@ -369,6 +475,7 @@ hostile_drive() {
   fake run -0 --separate-stderr "$MT" -f /dev/zero health
   assert_equal "$stderr" ""
   assert_line --index 0 'drive: IBM\033[2J ULT\015\012FAKE\377 Q3\033\177'
+  assert_line --index 2 'manufacturer-assigned serial number: S\033[7mN'
   refute_output --partial $'\e'
   refute_output --partial $'\r'
 }

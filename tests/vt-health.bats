@@ -196,7 +196,12 @@ TapeAlert 64: Reserved (Information)"
   assert_equal "$(jq -c 'keys' <<<"$output")" \
     '["capacity","capacity_unknown_codes","cartridge","device","drive","encryption","status","tapealert","tapealert_unknown_codes"]'
   assert_equal "$(jq -c '[.tapealert_unknown_codes, .capacity_unknown_codes]' <<<"$output")" '[[],[]]'
-  assert_equal "$(jq -c .drive <<<"$output")" '{"vendor":"TAPEKIT","product":"VIRTUAL TAPE","revision":"0001"}'
+  # No serial number of either kind (the manufacturer's page blank, as SSC
+  # has a drive without one answer); every flag supported, as vt-alert
+  # raises any.
+  assert_equal "$(jq -c '.drive | del(.tapealert_supported)' <<<"$output")" \
+    '{"vendor":"TAPEKIT","product":"VIRTUAL TAPE","revision":"0001","manufacturer_assigned_serial_number":""}'
+  assert_equal "$(jq -c '.drive.tapealert_supported | [length, first, last]' <<<"$output")" '[64,1,64]'
   assert_equal "$(jq -c .tapealert <<<"$output")" '[{"number":20,"name":"Cleaning required","severity":"Critical"}]'
   assert_equal "$(jq -c .capacity <<<"$output")" '[{"partition":0,"remaining_mib":50,"maximum_mib":50}]'
   assert_equal "$(jq -c '.cartridge | del(.medium_serial_number)' <<<"$output")" \
@@ -280,7 +285,7 @@ density code: 0x00"
   assert_output "TapeAlert 20: Cleaning required (Critical)"
 }
 
-@test "vt-health: sg3_utils decode the virtual tape's pages as tapekit does: sg_inq, sg_logs -p 0x2e and 0x31, sg_read_attr" {
+@test "vt-health: sg3_utils decode the virtual tape's pages as tapekit does: sg_inq, sg_logs -p 0x2e and 0x31, sg_read_attr, sg_vpd" {
   command -v sg_logs >/dev/null || skip "sg3-utils is not installed"
   "$MT" -f g.tap vt-create 20M --barcode ABC123L8 --manufactured 2026-12-04
   "$MT" -f g.tap vt-alert 3 20
@@ -306,4 +311,20 @@ density code: 0x00"
   assert_line --regexp "^  Medium manufacturer: TAPEKIT *$"
   assert_line "  Medium manufacture date: 20261204"
   assert_line --regexp "^  Barcode: ABC123L8 *$"
+  tapectl -n g.tap health 6 >vpd0.hex
+  tapectl -n g.tap health 7 >mas.hex
+  tapectl -n g.tap health 8 >tas.hex
+  run -0 sg_vpd --inhex=vpd0.hex
+  assert_output "Supported VPD pages VPD page:
+  Supported VPD pages [sv]
+  Manufacturer assigned serial number (SSC) [mas]
+  TapeAlert supported flags (SSC) [tas]"
+  run -0 sg_vpd --inhex=mas.hex -p mas
+  assert_line --regexp "^  Manufacturer-assigned serial number: *$"
+  run -0 --separate-stderr sg_vpd --inhex=tas.hex -p tas
+  assert_equal "$stderr" ""
+  assert_equal "$(grep -o '[0-9A-F][0-9A-F]h: 1' <<<"$output" | wc -l)" 64
+  run -0 "$MT" -f g.tap health
+  assert_line --index 1 "manufacturer-assigned serial number: empty"
+  assert_line --index 2 "TapeAlert flags supported: 1-64"
 }

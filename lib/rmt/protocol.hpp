@@ -230,8 +230,9 @@ inline constexpr std::int64_t max_streams = 16;
 
 // Drive health, asked of tapekit's rmt only: "i29811\n<q>\n", q a
 // scsi::HealthQuery (0 INQUIRY, 1 TapeAlert log page, 2 tape capacity log
-// page, 3 READ ATTRIBUTE, 4 data encryption status, 5 the unit serial
-// number VPD page; an older server refuses 5 with EINVAL). The server builds
+// page, 3 READ ATTRIBUTE, 4 data encryption status, 5, 6, 7, 8 the VPD
+// pages 0x80, 0x00, 0xb1, 0xb2; a server older than q refuses it, E22 with
+// unknown_health_query_text, having asked the drive nothing). The server builds
 // that one read-only command itself (lib/scsi/cdb.hpp) for the device it
 // has open, and answers A<n> followed by the n bytes of data the drive
 // returned (at most max_health_data), or E<errno> with the reason the
@@ -240,6 +241,8 @@ inline constexpr std::int64_t max_streams = 16;
 // read, so allowed under --read-only. Other servers are never asked: a
 // client that is not told tapekit's rmt by i29803 says so itself.
 inline constexpr std::int64_t tapekit_health_op = 29811;
+// A literal, so its data() ends in NUL.
+inline constexpr std::string_view unknown_health_query_text = "Invalid health query";
 inline constexpr std::size_t max_health_data = 0x10000;
 inline constexpr std::size_t max_join_token = 128;
 

@@ -100,6 +100,9 @@ Cdb health_cdb(HealthQuery query) {
     case HealthQuery::encryption:
       return security_protocol_in(tape_encryption_protocol, data_encryption_status_page);
     case HealthQuery::unit_serial_number: return inquiry_vpd(unit_serial_number_page);
+    case HealthQuery::supported_vpd_pages: return inquiry_vpd(supported_vpd_pages_page);
+    case HealthQuery::manufacturer_serial_number: return inquiry_vpd(manufacturer_serial_number_page);
+    case HealthQuery::tapealert_supported: return inquiry_vpd(tapealert_supported_page);
   }
   return inquiry();  // not reached: every query is one of the above
 }
@@ -114,6 +117,10 @@ Cdb health_cdb(HealthQuery query, std::uint32_t allocation_length) {
     case HealthQuery::encryption:
       return security_protocol_in(tape_encryption_protocol, data_encryption_status_page, length);
     case HealthQuery::unit_serial_number: return inquiry_vpd(unit_serial_number_page, length);
+    case HealthQuery::supported_vpd_pages: return inquiry_vpd(supported_vpd_pages_page, length);
+    case HealthQuery::manufacturer_serial_number:
+      return inquiry_vpd(manufacturer_serial_number_page, length);
+    case HealthQuery::tapealert_supported: return inquiry_vpd(tapealert_supported_page, length);
   }
   return inquiry(length);  // not reached: every query is one of the above
 }

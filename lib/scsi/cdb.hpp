@@ -34,7 +34,11 @@ inline constexpr std::uint16_t data_encryption_status_page = 0x0020;
 Cdb inquiry(std::uint16_t allocation_length = 96);
 // INQUIRY of one vital product data page (EVPD 1).
 Cdb inquiry_vpd(std::uint8_t page, std::uint16_t allocation_length = 0xff);
+// The VPD pages tapekit reads (SPC-4 7.8, SSC-4 8.4).
+inline constexpr std::uint8_t supported_vpd_pages_page = 0x00;
 inline constexpr std::uint8_t unit_serial_number_page = 0x80;
+inline constexpr std::uint8_t manufacturer_serial_number_page = 0xb1;
+inline constexpr std::uint8_t tapealert_supported_page = 0xb2;
 // LOG SENSE of the current cumulative values of one page (SPC-4 6.8).
 Cdb log_sense(std::uint8_t page, std::uint16_t allocation_length = 0x2000);
 // READ ATTRIBUTE, service action ATTRIBUTE VALUES, partition 0, from the
@@ -56,8 +60,11 @@ enum class HealthQuery : int {
   attributes = 3,  // READ ATTRIBUTE (the cartridge memory)
   encryption = 4,  // SECURITY PROTOCOL IN 0x20, page 0x0020
   unit_serial_number = 5,  // INQUIRY VPD page 0x80
+  supported_vpd_pages = 6,         // INQUIRY VPD page 0x00
+  manufacturer_serial_number = 7,  // INQUIRY VPD page 0xb1
+  tapealert_supported = 8,         // INQUIRY VPD page 0xb2
 };
-inline constexpr int health_query_count = 6;
+inline constexpr int health_query_count = 9;
 Cdb health_cdb(HealthQuery query);
 // The same command with another allocation length, at most
 // max_allocation_length (LOG SENSE has 16 bits for it).

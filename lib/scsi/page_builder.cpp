@@ -1,5 +1,5 @@
 // Drive replies encoded from the standards' layouts (SPC-4 6.6.2, 7.3,
-// 7.4; SSC-4 8.2.3, 8.2.4), never from what the parsers expect.
+// 7.4, 7.8; SSC-4 8.2.3, 8.2.4, 8.4.4), never from what the parsers expect.
 #include "page_builder.hpp"
 
 #include <algorithm>
@@ -51,6 +51,21 @@ std::vector<std::uint8_t> build_inquiry(std::string_view vendor, std::string_vie
   put_ascii(out, product, 16);
   put_ascii(out, revision, 4);
   return out;
+}
+
+std::vector<std::uint8_t> build_vpd_page(std::uint8_t page, const std::vector<std::uint8_t>& body) {
+  std::vector<std::uint8_t> out{0x01, page};  // connected sequential-access device
+  put_be(out, body.size(), 2);
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+std::vector<std::uint8_t> build_tapealert_supported_page(std::uint64_t flags) {
+  std::vector<std::uint8_t> body(12, 0);  // 8 bytes of flags, 4 reserved
+  for (unsigned flag = 1; flag <= 64; ++flag)
+    if ((flags >> (flag - 1)) & 1u)
+      body[(flag - 1) / 8] |= static_cast<std::uint8_t>(0x80u >> ((flag - 1) % 8));
+  return build_vpd_page(tapealert_supported_page, body);
 }
 
 std::vector<std::uint8_t> build_tapealert_page(std::uint64_t flags) {

@@ -15,6 +15,14 @@ namespace tk::scsi {
 std::vector<std::uint8_t> build_inquiry(std::string_view vendor, std::string_view product,
                                         std::string_view revision);
 
+// An INQUIRY VPD page (SPC-4 7.8.1) of a sequential-access device: the
+// header, then body.
+std::vector<std::uint8_t> build_vpd_page(std::uint8_t page, const std::vector<std::uint8_t>& body);
+
+// VPD page 0xB2, TapeAlert Supported Flags (SSC-4 8.4.4): flag n supported
+// when bit n-1 of flags is set.
+std::vector<std::uint8_t> build_tapealert_supported_page(std::uint64_t flags);
+
 // LOG SENSE page 0x2E (SSC-4 8.2.3): 64 parameters, flag n's value 1 when
 // bit n-1 of flags is set.
 std::vector<std::uint8_t> build_tapealert_page(std::uint64_t flags);

@@ -1,6 +1,7 @@
-// Parsers for INQUIRY data, log pages 0x00, 0x2E and 0x31, READ ATTRIBUTE
-// replies, the Data Encryption Status page and sense data. Layouts: SPC-4
-// 6.6.2, 7.3.2, 7.4, 4.5; SSC-4 8.2.3, 8.2.4, 8.5.2.4 and Annex A.
+// Parsers for INQUIRY data and VPD pages 0x00, 0x80, 0xB1 and 0xB2, log
+// pages 0x00, 0x2E and 0x31, READ ATTRIBUTE replies, the Data Encryption
+// Status page and sense data. Layouts: SPC-4 6.6.2, 7.8, 7.3.2, 7.4, 4.5;
+// SSC-4 8.2.3, 8.2.4, 8.4.3, 8.4.4, 8.5.2.4 and Annex A.
 #include "pages.hpp"
 
 #include <algorithm>
@@ -352,20 +353,60 @@ EncryptionStatus parse_encryption_status(Bytes data) {
   return s;
 }
 
-std::string parse_unit_serial_number(Bytes data) {
-  const std::string name = "INQUIRY VPD page 0x80";
+namespace {
+
+// A VPD page's body (SPC-4 7.8.1): the bytes its PAGE LENGTH gives after
+// the 4-byte header, once the page code is the one asked for.
+Bytes vpd_body(Bytes data, std::uint8_t page) {
+  const std::string name = "INQUIRY VPD page " + hex(page, 2);
   if (data.size() < 4)
     throw PageError(name, data.size(), "page header needs 4 bytes, the drive returned " +
                                            std::to_string(data.size()));
-  if (data[1] != 0x80) throw PageError(name, 1, "page code is " + hex(data[1], 2));
+  if (data[1] != page) throw PageError(name, 1, "page code is " + hex(data[1], 2));
   std::size_t end = 4 + be(data, 2, 2);
   if (end > data.size())
     throw PageError(name, 2, "page length " + std::to_string(end - 4) + " runs past the " +
                                  std::to_string(data.size()) + " bytes returned");
-  // SPC-4 pads the serial number with spaces on the left or right.
-  std::string serial = trimmed(data.subspan(4, end - 4));
-  serial.erase(0, serial.find_first_not_of(' '));
-  return serial;
+  return data.subspan(4, end - 4);
+}
+
+// An ASCII field SPC-4 pads with spaces on the left or the right (and some
+// drives with NULs on the right).
+std::string trimmed_both(Bytes field) {
+  std::string out = trimmed(field);
+  out.erase(0, out.find_first_not_of(' '));
+  return out;
+}
+
+}  // namespace
+
+std::string parse_unit_serial_number(Bytes data) {
+  return trimmed_both(vpd_body(data, unit_serial_number_page));
+}
+
+std::vector<std::uint8_t> parse_supported_vpd_pages(Bytes data) {
+  Bytes body = vpd_body(data, supported_vpd_pages_page);
+  return {body.begin(), body.end()};
+}
+
+std::string parse_manufacturer_serial_number(Bytes data) {
+  return trimmed_both(vpd_body(data, manufacturer_serial_number_page));
+}
+
+std::uint64_t parse_tapealert_supported(Bytes data) {
+  Bytes body = vpd_body(data, tapealert_supported_page);
+  // SSC gives the page 12 bytes, the last 4 reserved; sg_vpd needs only
+  // the 8 that hold flags 1 to 64, and so does this.
+  if (body.size() < 8)
+    throw PageError("INQUIRY VPD page " + hex(tapealert_supported_page, 2), 2,
+                    "page length " + std::to_string(body.size()) +
+                        " is too short for the 64 flags (8 bytes needed)");
+  std::uint64_t mask = 0;
+  for (int flag = 1; flag <= 64; ++flag) {
+    const std::uint8_t byte = body[static_cast<std::size_t>((flag - 1) / 8)];
+    if ((byte >> (7 - (flag - 1) % 8)) & 1U) mask |= std::uint64_t{1} << (flag - 1);
+  }
+  return mask;
 }
 
 std::size_t reply_header_size(HealthQuery query) {
@@ -374,7 +415,10 @@ std::size_t reply_header_size(HealthQuery query) {
     case HealthQuery::capacity:
     case HealthQuery::attributes:
     case HealthQuery::encryption:
-    case HealthQuery::unit_serial_number: return 4;
+    case HealthQuery::unit_serial_number:
+    case HealthQuery::supported_vpd_pages:
+    case HealthQuery::manufacturer_serial_number:
+    case HealthQuery::tapealert_supported: return 4;
     case HealthQuery::inquiry: break;
   }
   return 0;
@@ -383,7 +427,7 @@ std::size_t reply_header_size(HealthQuery query) {
 std::size_t whole_reply_length(HealthQuery query, Bytes header) {
   if (reply_header_size(query) == 0 || header.size() < reply_header_size(query)) return header.size();
   // READ ATTRIBUTE's header is AVAILABLE DATA (SPC-4 6.17.2); the log
-  // pages, the security protocol page and the VPD page all give their
+  // pages, the security protocol page and the VPD pages all give their
   // length in bytes 2-3.
   if (query == HealthQuery::attributes) return 4 + std::size_t{be(header, 0, 4)};
   return 4 + std::size_t{be(header, 2, 2)};

@@ -135,6 +135,17 @@ EncryptionStatus parse_encryption_status(Bytes data);
 
 // INQUIRY VPD page 0x80, Unit Serial Number (SPC-4 7.8.18), trimmed.
 std::string parse_unit_serial_number(Bytes data);
+// INQUIRY VPD page 0x00, Supported VPD Pages (SPC-4 7.8.16): the page
+// codes the drive lists, in its order.
+std::vector<std::uint8_t> parse_supported_vpd_pages(Bytes data);
+// INQUIRY VPD page 0xB1, Manufacturer-assigned Serial Number (SSC-4
+// 8.4.3), without the spaces and NULs around it: empty where the drive
+// leaves the field blank, as SSC asks when it has none.
+std::string parse_manufacturer_serial_number(Bytes data);
+// INQUIRY VPD page 0xB2, TapeAlert Supported Flags (SSC-4 8.4.4): bit n-1
+// for flag n, as tapealert_mask. A page without its 8 flag bytes is
+// malformed, as sg_vpd finds it ("length too short").
+std::uint64_t parse_tapealert_supported(Bytes data);
 
 // How long a whole reply to query is by the header it starts with, that
 // header being reply_header_size(query) bytes (0: the command's fixed

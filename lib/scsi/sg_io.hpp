@@ -21,6 +21,7 @@ enum class Refusal {
   transport,        // a host, driver or status failure without sense
   system,           // another errno from the ioctl
   other_server,     // a remote drive behind an rmt that is not tapekit's: nothing was asked
+  unknown_query,    // tapekit's rmt, older than the question: nothing was asked
 };
 
 // what() reads "COMMAND: REASON", e.g. "LOG SENSE page 0x2e: the drive does

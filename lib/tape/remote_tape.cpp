@@ -457,6 +457,11 @@ std::vector<std::uint8_t> RemoteTape::health_data(scsi::HealthQuery query) {
            std::to_string(static_cast<int>(query)) + "\n",
        action);
   rmt::Reply r = receive(action);
+  // A server from before the question says so in its own words: the
+  // drive may well have the answer, so this is no refusal of the drive's.
+  if (!r.ok && r.errnum == EINVAL && r.text == rmt::unknown_health_query_text)
+    throw scsi::ScsiError(r.errnum, scsi::Refusal::unknown_query, cdb.what,
+                          "the server on " + host_ + " is an older tapekit rmt, which cannot ask it");
   if (!r.ok)
     throw scsi::ScsiError(r.errnum, scsi::refusal_for_errno(r.errnum), cdb.what, r.text);
   if (static_cast<std::uint64_t>(r.value) > rmt::max_health_data)

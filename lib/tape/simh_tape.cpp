@@ -244,7 +244,11 @@ class SimhTape final : public Tape {
   bool keeps_records() const override { return true; }
 
   // INQUIRY, TapeAlert, Tape Capacity and the cartridge memory, as an LTO
-  // drive encodes them; encryption is a drive feature this one lacks.
+  // drive encodes them; encryption is a drive feature this one lacks. Of
+  // the VPD pages it lists TapeAlert Supported Flags, every flag, since
+  // vt-alert raises any, and the Manufacturer-assigned Serial Number page
+  // in the spaces SSC-4 asks of a drive that has none; it has no unit
+  // serial number page (INVALID FIELD IN CDB, as a drive without one).
   std::vector<std::uint8_t> health_data(scsi::HealthQuery query) override {
     check_open();
     const scsi::Cdb cdb = scsi::health_cdb(query);
@@ -266,6 +270,21 @@ class SimhTape final : public Tape {
         need_cartridge(cdb);
         data = simh_attribute_list(state_);
         break;
+      case scsi::HealthQuery::supported_vpd_pages:
+        data = scsi::build_vpd_page(scsi::supported_vpd_pages_page,
+                                    {scsi::supported_vpd_pages_page, scsi::manufacturer_serial_number_page,
+                                     scsi::tapealert_supported_page});
+        break;
+      case scsi::HealthQuery::manufacturer_serial_number:
+        data = scsi::build_vpd_page(scsi::manufacturer_serial_number_page,
+                                    std::vector<std::uint8_t>(64, ' '));
+        break;
+      case scsi::HealthQuery::tapealert_supported:
+        data = scsi::build_tapealert_supported_page(~std::uint64_t{0});
+        break;
+      case scsi::HealthQuery::unit_serial_number:
+        throw scsi::ScsiError(EOPNOTSUPP, scsi::Refusal::illegal_request, cdb.what,
+                              "the drive does not support it (ILLEGAL REQUEST, asc 0x24 ascq 0x00)");
       case scsi::HealthQuery::encryption:
       default:
         throw scsi::ScsiError(EOPNOTSUPP, scsi::Refusal::illegal_request, cdb.what,

@@ -32,6 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   parse([&] { (void)scsi::cartridge_from(scsi::parse_attributes(bytes)); });
   parse([&] { (void)scsi::parse_encryption_status(bytes); });
   parse([&] { (void)scsi::parse_unit_serial_number(bytes); });
+  parse([&] { (void)scsi::parse_supported_vpd_pages(bytes); });
+  parse([&] { (void)scsi::parse_manufacturer_serial_number(bytes); });
+  parse([&] { (void)scsi::parse_tapealert_supported(bytes); });
   for (int q = 0; q < scsi::health_query_count; ++q)
     (void)scsi::whole_reply_length(static_cast<scsi::HealthQuery>(q), bytes);
   (void)scsi::parse_sense(bytes);

@@ -15,7 +15,7 @@
 //   drive              type, partition, block size, density, compression
 //   tell               the logical block address
 //   health QUERY       the bytes Tape::health_data answers to scsi::HealthQuery
-//                      QUERY (0-4), as hex, 16 a line (for sg3_utils' --in)
+//                      QUERY (0-8), as hex, 16 a line (for sg3_utils' --in)
 //   hold FILE SECS     create FILE once open, then keep the tape open SECS
 //   bench-write SIZE TOTAL / bench-read SIZE
 //                      timed bulk transfer; prints "SECONDS BYTES"

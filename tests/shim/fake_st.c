@@ -27,6 +27,7 @@
  *                   WHAT is an MTIOCTOP op number, "op" (every MTIOCTOP),
  *                   "get" (MTIOCGET) or "pos" (MTIOCPOS)
  *   FAKE_ST_SYSFS   directory that replaces /sys/class/scsi_tape in open()
+ *   FAKE_ST_SYSDEV  directory that replaces /sys/dev/char in open()
  *   FAKE_ST_LOADING file: until it exists the drive is loading, and an open
  *                   without O_NONBLOCK waits, as st's waits for the tape to
  *                   become ready (checked every 10 ms; "open ... loading"
@@ -34,7 +35,7 @@
  *
  * SG_IO: the fake drive is an LTO drive that answers SCSI commands, its
  * pages laid out from SPC-4 and SSC-4 (not from tapekit's parsers):
- * INQUIRY (standard data, VPD pages 0x00 and 0x80), LOG SENSE pages 0x00,
+ * INQUIRY (standard data, VPD pages 0x00, 0x80, 0xB1 and 0xB2), LOG SENSE pages 0x00,
  * 0x2E (TapeAlert) and 0x31 (Tape Capacity), READ ATTRIBUTE (attribute
  * values) and SECURITY PROTOCOL IN 0x20 pages 0x0020 and 0x0021; anything
  * else gets CHECK CONDITION, ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE.
@@ -44,6 +45,11 @@
  *                      are (any byte but NUL: bash's $'\xff\e') and padded
  *                      with spaces (default "IBM     ULT3580-TD8     Q3F4")
  *   FAKE_ST_ALERTS     active TapeAlert flags, "3,20" (default: none)
+ *   FAKE_ST_TAS        the TapeAlert flags VPD page 0xB2 lists as supported,
+ *                      "3,20" or none (default: default_tas)
+ *   FAKE_ST_MAS        the manufacturer-assigned serial number of VPD page
+ *                      0xB1, right-aligned in 16 bytes; empty: all spaces
+ *                      (default 10WT012345)
  *   FAKE_ST_CAPACITY   "REMAINING:MAXIMUM" MiB of partition 0, then
  *                      ",REMAINING:MAXIMUM" of partition 1 if partitioned
  *                      (default 5000000:11444224)
@@ -57,11 +63,14 @@
  *                      off (the default) or none (no encryption: ILLEGAL
  *                      REQUEST)
  *   FAKE_ST_MISSING    what the drive lacks (ILLEGAL REQUEST, INVALID FIELD
- *                      IN CDB): any of 0x2e, 0x31, attr, spin, comma-separated
+ *                      IN CDB): any of 0x2e, 0x31, attr, spin, mas, tas
+ *                      (the VPD pages 0xB1 and 0xB2, then not in page 0x00's
+ *                      list either), comma-separated
  *   FAKE_ST_MALFORMED  what the drive gets wrong: 0x2e (page length past the
  *                      data), 0x31 (the last capacity parameter's length
  *                      past the page end), attr (an attribute
- *                      running past the list), spin (a 4-byte status page)
+ *                      running past the list), spin (a 4-byte status page),
+ *                      tas (VPD page 0xB2 with a page length of 4, as tgt's)
  *   FAKE_ST_ODD        what the drive sends that is well formed but unusual,
  *                      comma-separated: 0x2e-vendor (a vendor-specific
  *                      parameter 0x8001, value 1, between flags 19 and 20),
@@ -70,7 +79,8 @@
  *                      0x31-wide (the main partition's remaining capacity
  *                      in an 8-byte parameter),
  *                      attr-text (the barcode in TEXT format), attr-load4
- *                      (a 4-byte load count)
+ *                      (a 4-byte load count), mas-nul (VPD page 0xB1 as 64
+ *                      NULs, as tgt's)
  *   FAKE_ST_SG         none: SG_IO fails with ENOTTY (no SCSI device);
  *                      eperm: with EPERM
  * With FAKE_ST_STATE=no-tape, READ ATTRIBUTE and LOG SENSE page 0x31 get
@@ -91,6 +101,7 @@
 #include <unistd.h>
 
 static const char sysfs_prefix[] = "/sys/class/scsi_tape/";
+static const char sysdev_prefix[] = "/sys/dev/char/";
 
 /* FAKE_ST_STATE: the MTIOCGET defaults it sets, and the errno st gives a
  * blocking open or an MTIOCTOP in it (0: they succeed). */
@@ -232,16 +243,63 @@ static int reply(sg_io_hdr_t *h, const unsigned char *data, size_t len, size_t a
   return 0;
 }
 
+/* The TapeAlert flags an LTO drive of this kind may list as supported:
+ * not all 64 (the obsolete loader flags 40-46 are left out, as are some
+ * reserved ones), so that a reader sees gaps. */
+static const char default_tas[] =
+    "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,25,26,27,29,30,31,32,"
+    "33,34,35,36,37,38,39,49,51,52,53,54,55,56,57,58,59,60";
+
+/* VPD pages 0x00, 0x80, 0xB1 (SSC-4 8.4.3) and 0xB2 (SSC-4 8.4.4). */
+static size_t vpd_page(unsigned page, unsigned char *d, int *bad) {
+  d[0] = 0x01;
+  d[1] = (unsigned char)page;
+  int no_mas = in_list("FAKE_ST_MISSING", "mas"), no_tas = in_list("FAKE_ST_MISSING", "tas");
+  if (page == 0x00) {
+    unsigned char *p = d + 4;
+    *p++ = 0x00;
+    *p++ = 0x80;
+    if (!no_mas) *p++ = 0xb1;
+    if (!no_tas) *p++ = 0xb2;
+    put16(d + 2, (unsigned)(p - d - 4));
+    return (size_t)(p - d);
+  }
+  if (page == 0x80) { d[3] = 10; memcpy(d + 4, "1068000123", 10); return 14; }
+  if (page == 0xb1 && !no_mas) {
+    /* Right-aligned ASCII, spaces where the drive has none (SSC-4); with
+     * FAKE_ST_ODD=mas-nul, 64 NULs, as tgt sends it. */
+    if (in_list("FAKE_ST_ODD", "mas-nul")) { put16(d + 2, 64); return 68; }
+    const char *mas = getenv("FAKE_ST_MAS");
+    if (!mas) mas = "10WT012345";
+    size_t n = strlen(mas) < 16 ? strlen(mas) : 16;
+    put16(d + 2, 16);
+    memset(d + 4, ' ', 16);
+    memcpy(d + 4 + 16 - n, mas, n);
+    return 20;
+  }
+  if (page == 0xb2 && !no_tas) {
+    const char *tas = getenv("FAKE_ST_TAS");
+    if (!tas) tas = default_tas;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", strcmp(tas, "none") == 0 ? "" : tas);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+      long flag = strtol(item, NULL, 10);
+      if (flag >= 1 && flag <= 64) d[4 + (flag - 1) / 8] |= (unsigned char)(0x80 >> ((flag - 1) % 8));
+    }
+    /* 8 bytes of flags and 4 reserved; FAKE_ST_MALFORMED=tas: a page
+     * length of 4, as tgt sends it. */
+    if (in_list("FAKE_ST_MALFORMED", "tas")) { put16(d + 2, 4); return 8; }
+    put16(d + 2, 12);
+    return 16;
+  }
+  *bad = 1;
+  return 0;
+}
+
 static size_t inquiry_data(const unsigned char *cdb, unsigned char *d, int *bad) {
   memset(d, 0, 96);
-  if (cdb[1] & 1) { /* EVPD */
-    d[0] = 0x01;
-    d[1] = cdb[2];
-    if (cdb[2] == 0x00) { d[3] = 2; d[4] = 0x00; d[5] = 0x80; return 6; }
-    if (cdb[2] == 0x80) { d[3] = 10; memcpy(d + 4, "1068000123", 10); return 14; }
-    *bad = 1;
-    return 0;
-  }
+  if (cdb[1] & 1) return vpd_page(cdb[2], d, bad); /* EVPD */
   d[0] = 0x01; /* sequential-access device */
   d[1] = 0x80; /* removable medium */
   d[2] = 0x06; /* SPC-4 */
@@ -542,6 +600,11 @@ static const char *rewrite_path(const char *path, char *buf, size_t size) {
   const char *root = getenv("FAKE_ST_SYSFS");
   if (root && *root && strncmp(path, sysfs_prefix, sizeof sysfs_prefix - 1) == 0) {
     snprintf(buf, size, "%s/%s", root, path + sizeof sysfs_prefix - 1);
+    return buf;
+  }
+  root = getenv("FAKE_ST_SYSDEV");
+  if (root && *root && strncmp(path, sysdev_prefix, sizeof sysdev_prefix - 1) == 0) {
+    snprintf(buf, size, "%s/%s", root, path + sizeof sysdev_prefix - 1);
     return buf;
   }
   return path;

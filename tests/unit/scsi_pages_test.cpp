@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../../lib/scsi/cdb.hpp"
+#include "../../lib/scsi/page_builder.hpp"
 
 namespace {
 
@@ -361,6 +362,46 @@ TEST(Inquiry, UnitSerialNumberPage) {
             "INQUIRY VPD page 0x80, byte 1: page code is 0x83");
 }
 
+TEST(Inquiry, SupportedVpdPages) {
+  Page p{0x01, 0x00, 0, 6, 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2};
+  EXPECT_EQ(scsi::parse_supported_vpd_pages(p), (std::vector<std::uint8_t>{0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2}));
+  Page past{0x01, 0x00, 0, 6, 0x00};
+  EXPECT_EQ(refusal([&] { scsi::parse_supported_vpd_pages(past); }),
+            "INQUIRY VPD page 0x00, byte 2: page length 6 runs past the 5 bytes returned");
+}
+
+// tgt's page: 64 NULs, which sg_vpd prints as an empty serial number.
+TEST(Inquiry, ManufacturerSerialNumberPage) {
+  Page p{0x01, 0xb1, 0, 12, ' ', ' ', '1', '0', 'W', 'T', '0', '1', '2', '3', '4', '5'};
+  EXPECT_EQ(scsi::parse_manufacturer_serial_number(p), "10WT012345");
+  Page blank(4 + 64, 0);
+  blank[0] = 0x01;
+  blank[1] = 0xb1;
+  blank[3] = 64;
+  EXPECT_EQ(scsi::parse_manufacturer_serial_number(blank), "");
+  Page spaces{0x01, 0xb1, 0, 4, ' ', ' ', ' ', ' '};
+  EXPECT_EQ(scsi::parse_manufacturer_serial_number(spaces), "");
+  Page none{0x01, 0xb1, 0, 0};
+  EXPECT_EQ(scsi::parse_manufacturer_serial_number(none), "");
+  Page other{0x01, 0x80, 0, 0};
+  EXPECT_EQ(refusal([&] { scsi::parse_manufacturer_serial_number(other); }),
+            "INQUIRY VPD page 0xb1, byte 1: page code is 0x80");
+}
+
+// Flag 1 is the first byte's top bit (SSC-4 8.4.4); tgt sends a page
+// length of 4, which sg_vpd calls too short.
+TEST(Inquiry, TapeAlertSupportedFlagsPage) {
+  Page p{0x01, 0xb2, 0, 12, 0x80, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x01, 0, 0, 0, 0};
+  EXPECT_EQ(scsi::parse_tapealert_supported(p), (1ULL << 0) | (1ULL << 19) | (1ULL << 63));
+  Page flags_only{0x01, 0xb2, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  EXPECT_EQ(scsi::parse_tapealert_supported(flags_only), ~0ULL);
+  Page tgt{0x01, 0xb2, 0, 4, 0, 0, 0, 0};
+  EXPECT_EQ(refusal([&] { scsi::parse_tapealert_supported(tgt); }),
+            "INQUIRY VPD page 0xb2, byte 2: page length 4 is too short for the 64 flags (8 bytes needed)");
+  EXPECT_EQ(scsi::parse_tapealert_supported(scsi::build_tapealert_supported_page(0x8000000000080001ULL)),
+            0x8000000000080001ULL);
+}
+
 // The header of each reply gives the length of the whole (sg_logs' first
 // LOG SENSE asks for 4 bytes); INQUIRY's fixed length takes it all.
 TEST(ReplyLength, HeadersGiveTheWholeLength) {
@@ -384,6 +425,11 @@ TEST(ReplyLength, HeadersGiveTheWholeLength) {
   EXPECT_EQ(vpd_cdb.bytes[1], 0x01);
   EXPECT_EQ(vpd_cdb.bytes[2], 0x80);
   EXPECT_EQ(vpd_cdb.what, "INQUIRY VPD page 0x80");
+  EXPECT_EQ(scsi::health_cdb(Q::supported_vpd_pages).bytes[2], 0x00);
+  EXPECT_EQ(scsi::health_cdb(Q::manufacturer_serial_number).what, "INQUIRY VPD page 0xb1");
+  EXPECT_EQ(scsi::health_cdb(Q::tapealert_supported).what, "INQUIRY VPD page 0xb2");
+  Page tas{0x01, 0xb2, 0, 12};
+  EXPECT_EQ(scsi::whole_reply_length(Q::tapealert_supported, tas), 16U);
 }
 
 TEST(Inquiry, StandardDataAndShortReplies) {

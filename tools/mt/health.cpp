@@ -1,19 +1,25 @@
 // mt's drive-health commands: tapealert, capacity, cartridge, encryption and
 // --json health, each a fixed read-only SCSI command (lib/scsi) the Tape
-// answers: a local st drive through SG_IO on the st node itself, a remote
+// answers: a local st drive through SG_IO on the st node itself (or on its
+// sg node, which answers all but the tape status), a remote
 // one through tapekit's rmt (i29811), a virtual tape from its image and
 // cartridge memory (simh_tape.cpp). A plain file or another rmt gets one
 // line saying so (exit 2).
 #include "session.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cstring>
 #include <exception>
 #include <fcntl.h>
 #include <iostream>
 #include <optional>
 #include <string_view>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "../../lib/escape.hpp"
+#include "../../lib/io.hpp"
 #include "../../lib/scsi/pages.hpp"
 #include "../../lib/scsi/sg_io.hpp"
 
@@ -77,29 +83,71 @@ std::string failure_line(const Session& s, const tk::Error& e) {
   return "mt: " + s.inv.device + ": " + e.what() + "\n";
 }
 
+// One VPD page's answer in the drive's identity: left out where the server
+// predates the question (asked false), null where the drive lacks the page
+// or sent it malformed (its line goes to stderr), else the value.
+template <class T>
+struct VpdAnswer {
+  bool asked = false;
+  std::optional<T> value;
+};
+
 // What the drive says of itself is printed escaped (printable_text): its
 // bytes must not end the line or reach the terminal as a sequence.
-// The drive's identity: INQUIRY, and the unit serial number when the drive
-// (or the server before it) answers VPD page 0x80.
+// The drive's identity: INQUIRY, the unit serial number when the drive
+// (or the server before it) answers VPD page 0x80, and the SSC pages of
+// the manufacturer-assigned serial number and the TapeAlert flags the
+// drive supports.
 struct Drive {
   scsi::Inquiry inquiry;
   std::optional<std::string> serial_number;
+  VpdAnswer<std::string> manufacturer_serial_number;
+  VpdAnswer<std::uint64_t> tapealert_supported;
 };
+
+// Flag numbers as runs: "1-9, 11, 20-22", or "none".
+std::string flag_runs_text(std::uint64_t mask) {
+  std::string out;
+  for (int flag = 1; flag <= 64; ++flag) {
+    if (((mask >> (flag - 1)) & 1U) == 0) continue;
+    int last = flag;
+    while (last < 64 && ((mask >> last) & 1U) != 0) ++last;
+    out += (out.empty() ? "" : ", ") + std::to_string(flag) +
+           (last > flag ? "-" + std::to_string(last) : std::string());
+    flag = last;
+  }
+  return out.empty() ? "none" : out;
+}
 
 std::string inquiry_text(const Drive& d) {
   const scsi::Inquiry& i = d.inquiry;
   std::string out = "drive: " + printable_text(i.vendor) + " " + printable_text(i.product) + " " +
                     printable_text(i.revision) + "\n";
   if (d.serial_number) out += "drive serial number: " + printable_text(*d.serial_number) + "\n";
+  if (const auto& m = d.manufacturer_serial_number.value)
+    out += "manufacturer-assigned serial number: " + (m->empty() ? "empty" : printable_text(*m)) + "\n";
+  if (const auto& t = d.tapealert_supported.value)
+    out += "TapeAlert flags supported: " + flag_runs_text(*t) + "\n";
   return out;
 }
 
 std::string inquiry_json(const Drive& d) {
   const scsi::Inquiry& i = d.inquiry;
-  return "{\"vendor\":" + json_string(i.vendor) + ",\"product\":" + json_string(i.product) +
-         ",\"revision\":" + json_string(i.revision) +
-         (d.serial_number ? ",\"serial_number\":" + json_string(*d.serial_number) : std::string()) +
-         "}";
+  std::string out = "{\"vendor\":" + json_string(i.vendor) + ",\"product\":" + json_string(i.product) +
+                    ",\"revision\":" + json_string(i.revision) +
+                    (d.serial_number ? ",\"serial_number\":" + json_string(*d.serial_number) : std::string());
+  if (d.manufacturer_serial_number.asked) {
+    const auto& m = d.manufacturer_serial_number.value;
+    out += ",\"manufacturer_assigned_serial_number\":" + (m ? json_string(*m) : std::string("null"));
+  }
+  if (d.tapealert_supported.asked) {
+    const auto& t = d.tapealert_supported.value;
+    std::string list = "[";
+    for (int flag = 1; t && flag <= 64; ++flag)
+      if ((*t >> (flag - 1)) & 1U) list += (list.size() > 1 ? "," : "") + std::to_string(flag);
+    out += ",\"tapealert_supported\":" + (t ? list + "]" : std::string("null"));
+  }
+  return out + "}";
 }
 
 // The serial number, or nullopt where the drive has no VPD page 0x80 or
@@ -112,6 +160,55 @@ std::optional<std::string> read_unit_serial_number(const Session& s) {
     return std::nullopt;
   }
   return scsi::parse_unit_serial_number(page);
+}
+
+// The VPD pages the drive lists (page 0x00), or nullopt where it gives no
+// usable list: each page is then asked for itself.
+std::optional<std::vector<std::uint8_t>> read_supported_vpd_pages(const Session& s) {
+  try {
+    return scsi::parse_supported_vpd_pages(ask(s, scsi::HealthQuery::supported_vpd_pages));
+  } catch (const tk::Error&) {
+    return std::nullopt;
+  }
+}
+
+// One SSC VPD page of the identity. A page the drive does not list is not
+// asked for (some drives answer any page code with another page); that,
+// a refusal and a malformed page are each a line on stderr and null.
+template <class T, class Parse>
+VpdAnswer<T> read_vpd(const Session& s, const std::optional<std::vector<std::uint8_t>>& listed,
+                      scsi::HealthQuery query, std::uint8_t page, Parse parse) {
+  if (listed && std::find(listed->begin(), listed->end(), page) == listed->end()) {
+    std::cerr << "mt: " << s.inv.device << ": " << scsi::health_cdb(query).what
+              << ": the drive does not support it (VPD page 0x00 does not list it)\n";
+    return {true, std::nullopt};
+  }
+  try {
+    return {true, parse(ask(s, query))};
+  } catch (const scsi::ScsiError& e) {
+    if (e.refusal() == scsi::Refusal::unknown_query) return {};
+    std::cerr << failure_line(s, e);
+  } catch (const tk::Error& e) {
+    std::cerr << failure_line(s, e);
+  }
+  return {true, std::nullopt};
+}
+
+// Completes the identity INQUIRY began.
+void read_vpd_pages(const Session& s, Drive& d) {
+  try {
+    d.serial_number = read_unit_serial_number(s);
+  } catch (const tk::Error& e) {
+    std::cerr << failure_line(s, e);
+  }
+  auto listed = read_supported_vpd_pages(s);
+  d.manufacturer_serial_number =
+      read_vpd<std::string>(s, listed, scsi::HealthQuery::manufacturer_serial_number,
+                            scsi::manufacturer_serial_number_page,
+                            [](const auto& page) { return scsi::parse_manufacturer_serial_number(page); });
+  d.tapealert_supported = read_vpd<std::uint64_t>(
+      s, listed, scsi::HealthQuery::tapealert_supported, scsi::tapealert_supported_page,
+      [](const auto& page) { return scsi::parse_tapealert_supported(page); });
 }
 
 scsi::TapeAlertPage read_tapealert(const Session& s) {
@@ -322,6 +419,50 @@ std::string encryption_json(const scsi::EncryptionStatus& e) {
                 e.key_instance_counter);
 }
 
+// Whether a local node refused MTIOCGET as a node of another driver does:
+// the sg driver with EPERM (Linux 6.1, measured), others with ENOTTY or
+// EINVAL. An st node fails it only for the drive's sake (EIO, ENOMEDIUM).
+bool refuses_st_ioctls(const Session& s, int errnum) {
+  struct stat st {};
+  int fd = s.tape->poll_fd();
+  return (errnum == EPERM || errnum == ENOTTY || errnum == EINVAL) && fd >= 0 &&
+         ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+// The st node of the drive behind such a node: the st driver links its
+// device into the SCSI device's folder in sysfs as "tape", whose uevent
+// names it (DEVNAME=st0); mt names the no-rewind node. Empty when there
+// is none.
+std::string st_node_of(const Session& s) {
+  struct stat st {};
+  if (::fstat(s.tape->poll_fd(), &st) != 0) return {};
+  const std::string path =
+      format("/sys/dev/char/%u:%u/device/tape/uevent", ::major(st.st_rdev), ::minor(st.st_rdev));
+  std::array<char, 512> buf{};
+  std::size_t n = 0;
+  try {
+    tk::Fd uevent = tk::open_file(path, O_RDONLY);
+    n = tk::read_full(uevent.get(), std::as_writable_bytes(std::span(buf.data(), buf.size() - 1)), path);
+  } catch (const tk::Error&) {
+    return {};
+  }
+  std::string_view text(buf.data(), n);
+  constexpr std::string_view key = "DEVNAME=";
+  std::size_t at = text.find(key);
+  if (at == std::string_view::npos || (at > 0 && text[at - 1] != '\n')) return {};
+  std::string_view name = text.substr(at + key.size());
+  name = name.substr(0, name.find('\n'));
+  if (name.rfind("st", 0) != 0) return {};
+  return "/dev/n" + std::string(name);
+}
+
+std::string no_status_line(const Session& s, int errnum) {
+  std::string st_node = st_node_of(s);
+  return "mt: " + s.inv.device + ": no tape status here (MTIOCGET: " + std::strerror(errnum) + "): " +
+         (st_node.empty() ? std::string("not an st node") : "the drive's st node, " + st_node + ", has it") +
+         "\n";
+}
+
 // --fail-on's severity: the least severe flag that makes tapealert exit 1.
 std::optional<scsi::Severity> fail_on_severity(Session& s, const Args& args, int& status) {
   std::optional<std::string> word = s.inv.fail_on;
@@ -396,7 +537,7 @@ int health_report(Session& s, const Args&) {
   std::optional<Drive> inquiry;
   std::exception_ptr inquiry_failed;
   try {
-    inquiry = Drive{read_inquiry(s), std::nullopt};
+    inquiry = Drive{read_inquiry(s), std::nullopt, {}, {}};
   } catch (const scsi::ScsiError& e) {
     if (e.refusal() == scsi::Refusal::other_server) {
       s.diagnostics += failure_line(s, e);
@@ -418,17 +559,17 @@ int health_report(Session& s, const Args&) {
       return {};
     }
   };
-  if (inquiry) {
-    try {
-      inquiry->serial_number = read_unit_serial_number(s);
-    } catch (const tk::Error& e) {
-      std::cerr << failure_line(s, e);
-    }
-  }
-  tk::StatusReport report;
+  if (inquiry) read_vpd_pages(s, *inquiry);
+  std::optional<tk::StatusReport> report(std::in_place);
   if (int e = attempt(s, [&] { report = s.tape->status_report(); })) {
-    s.diagnostics += perror_text(s.inv.device, e);
-    return static_cast<int>(Exit::device);
+    if (!inquiry || !refuses_st_ioctls(s, e)) {
+      s.diagnostics += perror_text(s.inv.device, e);
+      return static_cast<int>(Exit::device);
+    }
+    // A node that answers SCSI commands but not st's ioctls (an sg node,
+    // where tapeinfo users look) has every section but the status.
+    report.reset();
+    if (s.inv.json) std::cerr << no_status_line(s, e);
   }
   if (!s.inv.json) {
     std::cout << section(known_inquiry, inquiry_text)
@@ -439,7 +580,8 @@ int health_report(Session& s, const Args&) {
     return 0;
   }
   auto or_null = [](std::string json) { return json.empty() ? std::string("null") : json; };
-  std::string status = status_json(s.inv.device, report.mtget, report.status, s.density_table);
+  std::string status =
+      report ? status_json(s.inv.device, report->mtget, report->status, s.density_table) : "null";
   while (!status.empty() && status.back() == '\n') status.pop_back();
   // Each page is read once; its unknown codes go beside it, null with it.
   std::optional<scsi::TapeAlertPage> tapealert;

@@ -427,7 +427,8 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
 void Session::health(std::int64_t query) {
   // The number picks one command of a fixed list, built by lib/scsi: a
   // client never sends a CDB. Every one reads; none changes the drive.
-  if (query < 0 || query >= scsi::health_query_count) throw Refusal{EINVAL, "Invalid health query"};
+  if (query < 0 || query >= scsi::health_query_count)
+    throw Refusal{EINVAL, rmt::unknown_health_query_text.data()};
   std::vector<std::uint8_t> data;
   try {
     data = tape().health_data(static_cast<scsi::HealthQuery>(query));

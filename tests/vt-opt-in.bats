@@ -115,6 +115,24 @@ three_nights() {
   assert_not_exist other/t1.tap.state
 }
 
+@test "vt-opt-in: under --allow, rmt serves what was made a virtual tape and what --virtual-tapes names as tapes, a new *.tap as a plain file" {
+  mkdir tapes
+  "$MT" -f tapes/made.img vt-create 0
+  printf '#!/bin/sh\nexec %s --log none --allow %s --virtual-tapes %s\n' "$RMT" "$PWD/tapes" "'*.vt'" >server
+  chmod +x server
+  RSH_STANDIN_SERVER=$PWD/server three_nights "$PWD/tapes/made.img"
+  RSH_STANDIN_SERVER=$PWD/server three_nights "$PWD/tapes/new.vt"
+  RSH_STANDIN_SERVER=$PWD/server three_nights "$PWD/tapes/new.tap"
+  run "$MT" -f tapes/made.img status
+  assert_success
+  assert_line --partial "File number=3, block number=0"
+  run "$MT" -f tapes/new.vt status
+  assert_success
+  assert_line --partial "File number=3, block number=0"
+  assert_equal "$(tar -t -f tapes/new.tap)" "$(printf 'night3/\nnight3/c.bin')"
+  assert_not_exist tapes/new.tap.state
+}
+
 @test "vt-opt-in: rmt --virtual-tapes with an empty pattern exits 1 before it serves" {
   run --separate-stderr "$RMT" --log none --virtual-tapes '' </dev/null
   assert_equal "$status" 1

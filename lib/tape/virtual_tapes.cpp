@@ -1,3 +1,5 @@
+// The virtual-tape rule: a file made a virtual tape, or a name the opt-in
+// covers, is one; nothing else, whatever its name.
 #include "virtual_tapes.hpp"
 
 #include <cerrno>
@@ -13,14 +15,10 @@
 #include "../path.hpp"
 #include "drive_state.hpp"
 #include "simh_tape.hpp"
+#include "state_home.hpp"
 
 namespace tk {
 namespace {
-
-// What tapekit before the opt-in put on every image it opened (state_home.cpp
-// still does, to find the state from a hard link elsewhere): its presence
-// proves the file was opened as a virtual tape.
-constexpr const char* kStateBesideAttribute = "user.tapekit.state-beside";
 
 std::string resolved_directory(const std::string& directory) {
   char buf[PATH_MAX];
@@ -99,7 +97,7 @@ VirtualTapeNames::VirtualTapeNames(const std::vector<std::string>& patterns) {
       // The fixed directory part is resolved as the names it is matched
       // against are, so /srv/tapes/* still names them when /srv is a link.
       const auto glob = given.find_first_of("*?[");
-      const auto slash = given.rfind('/', glob == std::string::npos ? std::string::npos : glob);
+      const auto slash = given.rfind('/', glob);
       if (slash == std::string::npos) {
         p.text = joined(resolved_directory("."), given);
       } else {

@@ -27,7 +27,10 @@ rtar() {
   tar --rsh-command="$RSH_STANDIN" --sort=name --owner=0 --group=0 "$@"
 }
 
-# The three nights' backups of `tar -c -f host:$1`, one a night.
+# The three nights' backups of `tar -c -f host:$1`, one a night. GNU tar
+# opens a remote archive without O_TRUNC, so each night writes over the
+# start of the last one and rmt-tar leaves the rest of it after the end of
+# the archive: the same bytes are what must be left.
 three_nights() {
   local n
   for n in 1 2 3; do rtar -c -f "localhost:$1" -C src "night$n" || return 1; done

@@ -192,12 +192,13 @@ man 1 buffer: tapekit's
 man 1 buffer.distrib opens"
 }
 
-@test "deb: tar -c -f localhost:/srv/x.tap through the rsh stand-in reaches tapekit's rmt, which writes a virtual tape" {
+@test "deb: tar -c -f localhost:/srv/x.tap through the rsh stand-in reaches tapekit's rmt, which writes the virtual tape mt vt-create made" {
   # The twin's environment is empty: rmt's syslog check is skipped here too
   # (test_helper.bash), or its notice would join tar's output.
   run in_twin "$twin" "
     export RSH_STANDIN_LOG=/srv/rsh.log TAPEKIT_TEST_SYSLOG_SOCKET=
     echo hello >/srv/data.txt
+    mt -f /srv/x.tap vt-create 0
     tar -c -f localhost:/srv/x.tap --rsh-command=$BATS_TEST_DIRNAME/rsh-standin -C /srv data.txt
     cat /srv/rsh.log
     rm /srv/rsh.log
@@ -215,6 +216,29 @@ man 1 buffer.distrib opens"
  +10240
 verified
 data.txt$"
+}
+
+@test "deb: as the installed system rmt, tapekit's leaves night after night the plain tar of tar -c -f localhost:/srv/nightly.tap that rmt-tar leaves" {
+  # No opt-in in the twin's empty environment: the package's default.
+  run in_twin "$twin" "
+    export TAPEKIT_TEST_SYSLOG_SOCKET=
+    head -c 300000 /dev/urandom >/srv/night1.bin
+    echo night two >/srv/night2.txt
+    # GNU tar creates a remote archive without O_TRUNC: each night writes
+    # over the last one's start, and the same bytes must follow it.
+    for n in night1.bin night2.txt; do
+      tar -c -f localhost:/srv/nightly.tap --rsh-command=$BATS_TEST_DIRNAME/rsh-standin -C /srv \$n
+      RSH_STANDIN_SERVER=/usr/sbin/rmt-tar tar -c -f localhost:/srv/theirs.tap \\
+        --rsh-command=$BATS_TEST_DIRNAME/rsh-standin -C /srv \$n
+    done
+    cmp /srv/theirs.tap /srv/nightly.tap && echo same bytes
+    [ ! -e /srv/nightly.tap.state ] && echo no drive state
+    tar -t -f /srv/nightly.tap
+  "
+  assert_success
+  assert_output "same bytes
+no drive state
+night2.txt"
 }
 
 @test "deb: update-alternatives --config switches mt, rmt and buffer back to mt-st, rmt-dump and buffer 1.19" {

@@ -1079,7 +1079,7 @@ EIO"
   assert_equal "$stderr" "mt: vt-protect takes 1 (protect) or 0 (allow writing)"
   run --separate-stderr "$MT" -f /dev/null vt-create 1m
   assert_equal "$status" 1
-  assert_equal "$stderr" "mt: vt-create: /dev/null is not a virtual tape (a *.tap image)"
+  assert_equal "$stderr" "mt: vt-create: /dev/null is no local file a virtual tape can be made in"
   assert_file_not_exists n.tap
 }
 

@@ -57,6 +57,12 @@ export PATH="$TK_BIN:$TK_TEST_BIN:$TK_PLAIN_TEST_BIN:$PATH"
 # depends on the host's log daemon. Tests of the check set it to a socket.
 export TAPEKIT_TEST_SYSLOG_SOCKET=
 
+# A name is a virtual tape only where one was made (mt vt-create) or the
+# opt-in names it; most of the suite writes new *.tap names as virtual
+# tapes, so it opts in for them as an administrator would. Tests of the
+# default (a *.tap name is the plain file rmt-tar makes) unset it.
+export TAPEKIT_VIRTUAL_TAPES='*.tap'
+
 # Each program under test can be swapped for the original, e.g.
 # BUFFER=/usr/bin/buffer bats tests/buffer.bats, to show drop-in behaviour.
 BUFFER=${BUFFER:-$TK_BIN/buffer}

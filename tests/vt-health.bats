@@ -174,7 +174,7 @@ TapeAlert 64: Reserved (Information)"
   assert_equal "$stderr" "mt: vt-alert takes flags to raise (N), to clear (-N), or clear"
   : >plain
   run -1 --separate-stderr "$MT" -f plain vt-alert 20
-  assert_equal "$stderr" "mt: vt-alert: plain is not a virtual tape (a *.tap image)"
+  assert_equal "$stderr" "mt: vt-alert: plain is not a virtual tape (mt vt-create makes one)"
 }
 
 @test "vt-health: tapealert --fail-on critical exits 1 after vt-alert 20, --fail-on warning 0 for an Information flag" {

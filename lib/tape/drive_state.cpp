@@ -127,6 +127,10 @@ constexpr std::string_view kLegacyKeys[] = {
     "offset", "file", "block", "lba", "eof", "block-size", "density", "compression",
     "write-protect", "online", "locked", "capacity", "image-mtime", "writing"};
 
+bool begins_as_drive_state(std::string_view text) {
+  return text.starts_with(std::string(kHeader) + "\n") || text.starts_with(std::string(kLegacyHeader) + "\n");
+}
+
 std::string format_drive_state(const DriveState& s) {
   std::string t = std::string(kHeader) + "\n";
   auto add = [&](std::string_view key, const std::string& value) {

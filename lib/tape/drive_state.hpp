@@ -114,6 +114,11 @@ bool valid_mam_date(std::string_view text);
 std::string format_drive_state(const DriveState& s);
 DriveState parse_drive_state(std::string_view text, const std::string& path);
 
+// Whether text begins with the header line of a state file, of this format
+// or an earlier one: what tells a drive's state from another file that
+// happens to be named IMAGE.state.
+bool begins_as_drive_state(std::string_view text);
+
 // Reads path (relative to dir_fd; never through a symbolic link, and never
 // anything but a regular file: EINVAL naming it). No file is a loaded
 // cartridge at BOT (docs/tape-semantics.md, "Virtual-tape decisions").

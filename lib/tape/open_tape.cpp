@@ -1,4 +1,5 @@
-// open_tape: the only code that knows every backend; it picks one by name.
+// open_tape: the only code that knows every backend; it picks one by name
+// and by what is there.
 #include "tape.hpp"
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include "simh_tape.hpp"
 #include "remote_tape.hpp"
 #include "st_tape.hpp"
+#include "virtual_tapes.hpp"
 
 namespace tk {
 
@@ -48,12 +50,15 @@ std::unique_ptr<Tape> open_tape(const std::string& name, int flags, const OpenOp
                         (flags & O_ACCMODE) == O_RDONLY ? "standard input" : "standard output");
   if (opens_remote(name, options)) return std::make_unique<RemoteTape>(name, flags, options);
   // The backend follows what the open will reach: with O_NOFOLLOW a link is
-  // not looked through, so a link named *.tap is no image and a link to a
-  // device no drive; the open itself then refuses the link.
+  // not looked through, so a link to an image is no image and a link to a
+  // device no drive; the open itself then refuses the link. A name is a
+  // virtual tape only where one was made or the opt-in says so, never for
+  // its spelling: as the system's rmt, /x/nightly.tap must stay the plain
+  // file GNU tar's rmt overwrote each night.
   struct stat st {};
   int at_flags = (flags & O_NOFOLLOW) != 0 ? AT_SYMLINK_NOFOLLOW : 0;
   bool found = ::fstatat(options.dir_fd, name.c_str(), &st, at_flags) == 0;
-  if (name.ends_with(".tap") && (!found || S_ISREG(st.st_mode))) {
+  if (opens_virtual_tape(name, flags, found, st, options)) {
     try {
       return open_simh_tape(name, flags, options);
     } catch (const ForeignFile& e) {

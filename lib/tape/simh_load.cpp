@@ -22,6 +22,7 @@
 #include "image_lock.hpp"
 #include "session_recovery.hpp"
 #include "state_home.hpp"
+#include "virtual_tapes.hpp"
 #include "simh_format.hpp"
 #include "simh_internal.hpp"
 
@@ -248,6 +249,10 @@ std::unique_ptr<Tape> open_simh_tape(const std::string& path, int flags,
     }
     writable = false;  // st: an O_NONBLOCK open succeeds; writes get EACCES
   }
+  // Loaded, so an image (a file that is none was refused above): it stays a
+  // virtual tape when the opt-in that made it one is gone, or it is moved
+  // away from its state.
+  mark_virtual_tape(fd.get());
   return make_simh_tape(path, std::move(home), std::move(fd), state,
                         access_mode != O_WRONLY, writable, write_errno, file_protected, saves_state,
                         options.create_mode);
@@ -263,6 +268,10 @@ void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes,
                             ": not YYYYMMDD)");
   check_state_names(path);
   Fd fd = open_file(path, O_RDWR | O_CREAT, 0666);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) == -1) throw_errno("stat " + path);
+  // A device is empty to fstat, and its state would be made in /dev.
+  if (!S_ISREG(st.st_mode)) throw Error(EINVAL, "create " + path + " (not a regular file)");
   lock_image(fd.get(), path);
   if (file_size(fd.get(), path) != 0) throw Error(EEXIST, "create " + path);
   StateHome home = find_state_home(AT_FDCWD, path, fd.get());
@@ -287,6 +296,7 @@ void create_virtual_tape(const std::string& path, std::uint64_t capacity_bytes,
                 now.tv_nsec);
   state.serial = serial;
   save_drive_state(home.dir.get(), home.name, state, 0666);
+  mark_virtual_tape(fd.get());
   fd.close("close " + path);
 }
 

@@ -17,9 +17,6 @@ namespace tk {
 namespace {
 
 constexpr std::string_view kStateSuffix = ".state";
-// On the image itself: the absolute name beside which its state is kept,
-// so that a hard link in another directory finds it.
-constexpr const char* kStateNameAttribute = "user.tapekit.state-beside";
 
 // The directory, readable when it may be (its fsync needs that), else
 // only as a place to name files in.
@@ -62,7 +59,7 @@ std::string sibling_with_state(int dir, const struct stat& image) {
 // and has its state beside it.
 std::string named_by_attribute(int image_fd, const struct stat& image) {
   char value[PATH_MAX];
-  ssize_t n = ::fgetxattr(image_fd, kStateNameAttribute, value, sizeof value - 1);
+  ssize_t n = ::fgetxattr(image_fd, kStateBesideAttribute, value, sizeof value - 1);
   if (n <= 0) return {};
   std::string name(value, static_cast<std::size_t>(n));
   struct stat st {};
@@ -124,12 +121,12 @@ void remember_state_home(int image_fd, const StateHome& home) {
   if (directory.empty()) return;
   const std::string name = (directory == "/" ? "" : directory) + "/" + home.image;
   char current[PATH_MAX];
-  ssize_t have = ::fgetxattr(image_fd, kStateNameAttribute, current, sizeof current);
+  ssize_t have = ::fgetxattr(image_fd, kStateBesideAttribute, current, sizeof current);
   if (have == static_cast<ssize_t>(name.size()) && name.compare(0, name.size(), current, name.size()) == 0)
     return;
   // A file system without user attributes, or an image we may not change:
   // a hard link elsewhere is then refused, as it was.
-  (void)::fsetxattr(image_fd, kStateNameAttribute, name.data(), name.size(), 0);
+  (void)::fsetxattr(image_fd, kStateBesideAttribute, name.data(), name.size(), 0);
 }
 
 

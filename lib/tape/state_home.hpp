@@ -10,6 +10,12 @@
 
 namespace tk {
 
+// On the image itself: the absolute name beside which its state is kept,
+// so that a hard link in another directory finds it. Every version has put
+// it on the images it opened, so it also tells one that was opened as a
+// virtual tape (virtual_tapes.hpp).
+inline constexpr const char* kStateBesideAttribute = "user.tapekit.state-beside";
+
 struct StateHome {
   Fd dir;             // the directory that holds the image
   std::string image;  // the image's name in it

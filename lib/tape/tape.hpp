@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <sys/mtio.h>
@@ -107,6 +108,10 @@ struct OpenOptions {
   // sets it, so that a link planted inside an allowed tree cannot carry
   // writes to a file outside it.
   bool single_link_writes = false;
+  // Which names are virtual tapes besides those made one (virtual_tapes.hpp):
+  // shell patterns, "*.tap" or "/srv/tapes/*"; unset: $TAPEKIT_VIRTUAL_TAPES's,
+  // else none, and a name nothing made a virtual tape is a plain file.
+  std::optional<std::vector<std::string>> virtual_tapes;
 };
 
 // What MTIOCGET reported, and its portable reading.
@@ -168,9 +173,10 @@ class Tape {
 };
 
 // Opens name with open(2) flags (O_RDONLY, O_WRONLY|O_CREAT, ...), choosing
-// the backend: "[user@]host:path" remote, "*.tap" SIMH image (a regular file
-// or none yet), a character device st, "-" standard input (O_RDONLY) or
-// output, anything else a file. See OpenOptions::foreign_as_file.
+// the backend: "[user@]host:path" remote, a SIMH image where a virtual tape
+// was made or the opt-in names one (virtual_tapes.hpp), a character device
+// st, "-" standard input (O_RDONLY) or output, anything else a file. See
+// OpenOptions::foreign_as_file.
 std::unique_ptr<Tape> open_tape(const std::string& name, int flags,
                                 const OpenOptions& options = {});
 

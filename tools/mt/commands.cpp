@@ -415,7 +415,7 @@ std::string help_text() {
   return usage_text(true) +
          "tapekit extensions:\n"
          "  vt-create capacity [--barcode label] [--manufactured yyyy-mm-dd]\n"
-         "                       make a blank virtual tape (*.tap); capacity 0: unlimited\n"
+         "                       make the file a blank virtual tape; capacity 0: unlimited\n"
          "  vt-protect 1|0       set or clear a virtual tape's write protection\n"
          "  vt-alert n|-n|clear  raise or clear a virtual tape's TapeAlert flag n (1-64)\n"
          "  verify               check a virtual tape's structure, report the first damage\n"

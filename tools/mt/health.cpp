@@ -22,6 +22,7 @@
 #include "../../lib/io.hpp"
 #include "../../lib/scsi/pages.hpp"
 #include "../../lib/scsi/sg_io.hpp"
+#include "../../lib/tape/virtual_tapes.hpp"
 
 namespace tk::mt {
 namespace {
@@ -34,9 +35,7 @@ namespace scsi = tk::scsi;
 // refuse there.
 std::string health_refusal(const Invocation& inv) {
   const std::string& name = inv.device;
-  constexpr std::string_view suffix = ".tap";
-  if (tk::opens_remote(name, inv.open_options) ||
-      (name.size() > suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix))
+  if (tk::opens_remote(name, inv.open_options) || tk::is_virtual_tape(name, inv.open_options))
     return {};
   struct stat st {};
   // A name that is not there is left to the open, for mt's perror line.

@@ -1,28 +1,41 @@
-// mt's virtual-tape commands: vt-create, vt-protect, vt-alert and verify on
-// *.tap images.
+// mt's virtual-tape commands: vt-create, which makes a name a virtual tape,
+// and vt-protect, vt-alert and verify on one (lib/tape/virtual_tapes.hpp).
 #include "session.hpp"
 
+#include <cerrno>
 #include <charconv>
 #include <iostream>
 #include <optional>
 #include <string_view>
+#include <sys/stat.h>
 
 #include "../../lib/size.hpp"
 #include "../../lib/tape/drive_state.hpp"
 #include "../../lib/tape/simh_tape.hpp"
+#include "../../lib/tape/virtual_tapes.hpp"
 
 namespace tk::mt {
 namespace {
 
-bool is_virtual_tape_name(const std::string& name, const tk::OpenOptions& options) {
-  constexpr std::string_view suffix = ".tap";
-  return !tk::opens_remote(name, options) && name.size() > suffix.size() &&
-         std::string_view(name).substr(name.size() - suffix.size()) == suffix;
+// vt-create makes a virtual tape of a local name that is not there yet or
+// is an empty regular file; never of a device or anything remote.
+bool may_become_virtual_tape(const std::string& name, const tk::OpenOptions& options) {
+  if (tk::opens_remote(name, options)) return false;
+  struct stat st {};
+  return ::stat(name.c_str(), &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+}
+
+// The other commands act on a virtual tape, or on a local name that is not
+// there, which their open reports as mt-st reports any missing device.
+bool acts_on(const std::string& name, const tk::OpenOptions& options) {
+  if (tk::is_virtual_tape(name, options)) return true;
+  struct stat st {};
+  return !tk::opens_remote(name, options) && ::stat(name.c_str(), &st) != 0 && errno == ENOENT;
 }
 
 int refuse_non_image(Session& s, std::string_view command) {
   s.diagnostics += "mt: " + std::string(command) + ": " + s.inv.device +
-                   " is not a virtual tape (a *.tap image)\n";
+                   " is not a virtual tape (mt vt-create makes one)\n";
   return static_cast<int>(Exit::usage);
 }
 
@@ -81,7 +94,11 @@ std::optional<int> alert_number(const std::string& word) {
 }  // namespace
 
 int vt_create(Session& s, const Args& args) {
-  if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-create");
+  if (!may_become_virtual_tape(s.inv.device, s.inv.open_options)) {
+    s.diagnostics += "mt: vt-create: " + s.inv.device +
+                     " is no local file a virtual tape can be made in\n";
+    return static_cast<int>(Exit::usage);
+  }
   if (args.empty()) {
     s.diagnostics += "mt: vt-create needs a capacity (0 = unlimited)\n";
     return static_cast<int>(Exit::usage);
@@ -97,7 +114,7 @@ int vt_create(Session& s, const Args& args) {
 }
 
 int vt_protect(Session& s, const Args& args) {
-  if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-protect");
+  if (!acts_on(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-protect");
   if (args.size() != 1 || (args[0] != "1" && args[0] != "0")) {
     s.diagnostics += "mt: vt-protect takes 1 (protect) or 0 (allow writing)\n";
     return static_cast<int>(Exit::usage);
@@ -112,7 +129,7 @@ int vt_protect(Session& s, const Args& args) {
 // vt-alert N raises TapeAlert flag N, vt-alert -N clears it, vt-alert
 // clear clears them all: for testing what watches the drive.
 int vt_alert(Session& s, const Args& args) {
-  if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-alert");
+  if (!acts_on(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "vt-alert");
   if (args.empty()) {
     s.diagnostics += "mt: vt-alert takes flags to raise (N), to clear (-N), or clear\n";
     return static_cast<int>(Exit::usage);
@@ -139,7 +156,7 @@ int vt_alert(Session& s, const Args& args) {
 }
 
 int verify_image(Session& s, const Args&) {
-  if (!is_virtual_tape_name(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "verify");
+  if (!acts_on(s.inv.device, s.inv.open_options)) return refuse_non_image(s, "verify");
   std::optional<tk::SimhDefect> defect;
   std::string pending;
   if (int e = attempt(s, [&] { defect = tk::validate_simh_image(s.inv.device, &pending); })) {

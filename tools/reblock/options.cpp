@@ -36,8 +36,9 @@ const char* const kOptionsText =
     "  --plain-remote           host:x.tap may be a plain file where rmt is not tapekit's\n"
     "  --streams count|auto     remote shells joined into one session to a host:path\n"
     "  --version                print the version and exit\n"
-    "Input and output may be files, pipes, tape devices, *.tap virtual tapes or\n"
-    "[user@]host:path; sizes take the suffixes b (512), k, m, g.\n";
+    "Input and output may be files, pipes, tape devices, virtual tapes (made by\n"
+    "mt vt-create, or named by $TAPEKIT_VIRTUAL_TAPES) or [user@]host:path; sizes\n"
+    "take the suffixes b (512), k, m, g.\n";
 
 namespace {
 

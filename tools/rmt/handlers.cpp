@@ -158,6 +158,7 @@ void Session::open_noted(const rmt::Request& r) {
   OpenOptions oo;
   oo.create_mode = options_.create_mode;
   oo.single_link_writes = !d.root.empty() && !options_.allow_hard_links;
+  oo.virtual_tapes = options_.virtual_tapes;
   // What the drive found on loading a virtual tape (a write session left
   // unfinished, completed or left for a writer; an image changed behind its
   // back): the session log keeps it, and the client's user sees it on the

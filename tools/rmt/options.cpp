@@ -20,13 +20,15 @@ namespace tk::rmt_server {
 const char* const kUsageText =
     "usage: rmt [-rw] [--allow path] [--read-only] [--write-once] [--create-mode mode]\n"
     "           [--allow-hard-links] [--max-record size] [--idle-timeout seconds]\n"
-    "           [--payload-timeout seconds]\n"
+    "           [--payload-timeout seconds] [--virtual-tapes pattern]\n"
     "           [--allow-ioctl op] [--lseek-order auto|bsd|gnu] [--log syslog|none|file]\n"
     "           [--debug-log file] [--busy-poll microseconds] [--no-sandbox] [-c command]\n";
 
 const char* const kOptionsText =
     "\n"
     "  --allow path        serve only path (a directory, file, device or glob); repeatable\n"
+    "  --virtual-tapes pattern     serve names it matches as virtual tapes, new ones\n"
+    "                      included (\"*.tap\", \"/srv/tapes/*\"); repeatable\n"
     "  -r, --read-only     refuse every open for writing\n"
     "  -w, --write-once    create new files only; an existing one opens read-only\n"
     "  --allow-hard-links  under --allow, write files that have other hard links\n"
@@ -49,6 +51,7 @@ namespace {
 
 enum LongOnly : int {
   opt_allow = 256,
+  opt_virtual_tapes,
   opt_allow_hard_links,
   opt_create_mode,
   opt_max_record,
@@ -76,6 +79,7 @@ int parse_seconds(const char* text, const char* what) {
 ServerOptions parse_options(int argc, char** argv) {
   static const option long_options[] = {
       {"allow", required_argument, nullptr, opt_allow},
+      {"virtual-tapes", required_argument, nullptr, opt_virtual_tapes},
       {"read-only", no_argument, nullptr, 'r'},
       {"write-once", no_argument, nullptr, 'w'},
       {"allow-hard-links", no_argument, nullptr, opt_allow_hard_links},
@@ -120,6 +124,13 @@ ServerOptions parse_options(int argc, char** argv) {
         // the working directory, which is "/" under some service managers.
         if (*optarg == '\0') throw UsageError("invalid --allow '': a directory, file or pattern");
         o.allow.emplace_back(optarg);
+        break;
+      case opt_virtual_tapes:
+        // As for --allow: an empty value is an unset variable in a wrapper,
+        // and would say nothing the operator meant.
+        if (*optarg == '\0') throw UsageError("invalid --virtual-tapes '': a pattern, e.g. '*.tap'");
+        if (!o.virtual_tapes) o.virtual_tapes.emplace();
+        o.virtual_tapes->emplace_back(optarg);
         break;
       case 'r': o.read_only = true; break;
       case 'w': o.write_once = true; break;

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -29,6 +30,11 @@ struct ServerOptions {
   // opened for writing unless this is set (--allow-hard-links).
   bool allow_hard_links = false;
   mode_t create_mode = 0600;
+  // --virtual-tapes: the names served as virtual tapes besides those made
+  // one (lib/tape/virtual_tapes.hpp); unset: $TAPEKIT_VIRTUAL_TAPES's, else
+  // none, so that as the system's rmt every other name is the plain file
+  // rmt-tar serves.
+  std::optional<std::vector<std::string>> virtual_tapes;
   std::size_t max_record = std::size_t{16} << 20;  // the largest SIMH or LTO record
   int idle_timeout = 0;        // seconds; 0 = none
   int payload_timeout = 120;   // seconds without progress inside W; 0 = none

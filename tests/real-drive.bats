@@ -103,3 +103,6 @@ inner_result() {
 @test "real drive: tar -b 256 | buffer and dump -b 256 | buffer write 128 and 256 KiB records that tar and restore read back" { inner_result; }
 @test "real drive: mt tapealert, capacity and cartridge say which command the drive refuses and exit 2; encryption says it is not supported" { inner_result; }
 @test "real drive: dump through rmt writes a level 0 dump that restore reads back through rmt" { inner_result; }
+@test "real drive: mt health names tgt's drive as sg_inq and sg_vpd do, its blank manufacturer-assigned serial number as empty, and each page it lacks or sends malformed in one line" { inner_result; }
+@test "real drive: mt --json health holds tgt's identity as sg_inq and sg_vpd give it, null for each page it lacks, and mt --json status's status" { inner_result; }
+@test "real drive: mt health on the drive's sg node reports what the st node does; --json's status is null, with one line naming the st node" { inner_result; }

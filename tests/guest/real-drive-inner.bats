@@ -738,3 +738,67 @@ early_warning_writes() {
   (cd out && RSH=$rsh restore -r -y -b 32 -f "localhost:$TAPE")
   diff -r -x lost+found -x restoresymtable src out
 }
+
+# --- health on the real drive: INQUIRY and the VPD pages, beside sg3-utils ---
+
+# A field of sg_inq's report ($2 names it) from its output in $1, trailing
+# blanks cut.
+inq_field() { sed -n "s/^ $2: *//p" <<<"$1" | sed 's/ *$//'; }
+
+@test "real drive: mt health names tgt's drive as sg_inq and sg_vpd do, its blank manufacturer-assigned serial number as empty, and each page it lacks or sends malformed in one line" {
+  "$TAPECTL" "$TAPE" op load : op rewind
+  local inq mas
+  inq=$(sg_inq "$TAPE")
+  mas=$(sg_vpd -p mas "$TAPE" | sed -n 's/^  Manufacturer-assigned serial number: *//p' | sed 's/ *$//')
+  assert_equal "$mas" ""
+  # tgt's TapeAlert supported flags page is 4 bytes long: sg_vpd decodes
+  # no flag from it.
+  run -0 --separate-stderr sg_vpd -p tas "$TAPE"
+  assert_equal "$stderr" "TapeAlert supported flags length too short=8"
+  refute_output --partial "Flag01h"
+  run -0 --separate-stderr "$MT" -f "$TAPE" health
+  assert_output "drive: $(inq_field "$inq" 'Vendor identification') $(inq_field "$inq" 'Product identification') $(inq_field "$inq" 'Product revision level')
+drive serial number: $(sg_vpd -p sn "$TAPE" | sed -n 's/^  Unit serial number: *//p')
+manufacturer-assigned serial number: empty
+encryption: not supported"
+  assert_equal "$stderr" "mt: $TAPE: INQUIRY VPD page 0xb2, byte 2: page length 4 is too short for the 64 flags (8 bytes needed)
+mt: $TAPE: LOG SENSE page 0x2e: the drive does not support it (ILLEGAL REQUEST, asc 0x20 ascq 0x00)
+mt: $TAPE: LOG SENSE page 0x31: the drive does not support it (ILLEGAL REQUEST, asc 0x20 ascq 0x00)
+mt: $TAPE: READ ATTRIBUTE: the drive does not support it (ILLEGAL REQUEST, asc 0x20 ascq 0x00)"
+}
+
+@test "real drive: mt --json health holds tgt's identity as sg_inq and sg_vpd give it, null for each page it lacks, and mt --json status's status" {
+  "$TAPECTL" "$TAPE" op load : op rewind
+  local inq
+  inq=$(sg_inq "$TAPE")
+  run -0 --separate-stderr "$MT" --json -f "$TAPE" health
+  assert_equal "$(jq -c .drive <<<"$output")" "$(jq -cn --arg v "$(inq_field "$inq" 'Vendor identification')" \
+    --arg p "$(inq_field "$inq" 'Product identification')" --arg r "$(inq_field "$inq" 'Product revision level')" \
+    --arg s "$(sg_vpd -p sn "$TAPE" | sed -n 's/^  Unit serial number: *//p')" \
+    '{vendor: $v, product: $p, revision: $r, serial_number: $s, manufacturer_assigned_serial_number: "", tapealert_supported: null}')"
+  assert_equal "$(jq -c '[.tapealert, .tapealert_unknown_codes, .capacity, .capacity_unknown_codes, .cartridge, .encryption]' <<<"$output")" \
+    "[null,null,null,null,null,null]"
+  assert_equal "$(jq -c .status <<<"$output")" "$("$MT" --json -f "$TAPE" status | jq -c .)"
+  assert_equal "$(wc -l <<<"$stderr")" 4
+}
+
+@test "real drive: mt health on the drive's sg node reports what the st node does; --json's status is null, with one line naming the st node" {
+  "$TAPECTL" "$TAPE" op load : op rewind
+  local dev sg='' theirs
+  for dev in /sys/class/scsi_generic/*; do
+    [ ! -e "$dev/device/scsi_tape/${TAPE#/dev/}" ] || sg=/dev/${dev##*/}
+  done
+  [ -n "$sg" ] || fail "no sg node for $TAPE"
+  theirs=$("$MT" -f "$TAPE" health 2>&1)
+  run -0 "$MT" -f "$sg" health
+  assert_output "${theirs//$TAPE:/$sg:}"
+  run -0 --separate-stderr "$MT" --json -f "$sg" health
+  assert_equal "$(jq -c .status <<<"$output")" null
+  assert_equal "$(jq -c 'del(.device, .status)' <<<"$output")" "$("$MT" --json -f "$TAPE" health 2>/dev/null | jq -c 'del(.device, .status)')"
+  assert_equal "$(grep -v ': INQUIRY VPD\|: LOG SENSE\|: READ ATTRIBUTE' <<<"$stderr")" \
+    "mt: $sg: no tape status here (MTIOCGET: Operation not permitted): the drive's st node, $TAPE, has it"
+  run -2 "$MT" -f "$sg" tapealert
+  assert_output "mt: $sg: LOG SENSE page 0x2e: the drive does not support it (ILLEGAL REQUEST, asc 0x20 ascq 0x00)"
+  run -0 "$MT" -f "$sg" encryption
+  assert_output "encryption: not supported"
+}

@@ -1296,12 +1296,8 @@ EOF_CASES
   FAKE_ST_LOADING=$PWD/loaded FAKE_ST_LOG=$PWD/calls.log LD_PRELOAD=$FAKE_ST \
     script -qefc "$REBLOCK --open-timeout 0 -s 10 -i data -o /dev/zero; echo status=\$?" \
     terminal.log </dev/null >/dev/null &
-  local watcher=$! i
-  for i in $(seq 1200); do
-    grep -q "waiting for /dev/zero to open, 1[0-9] s" terminal.log 2>/dev/null && break
-    kill -0 "$watcher" 2>/dev/null || break
-    sleep 0.1
-  done
+  local watcher=$!
+  wait_for_line_while terminal.log "waiting for /dev/zero to open, 1[0-9] s" "$watcher"
   touch loaded
   wait "$watcher"
   run cat terminal.log

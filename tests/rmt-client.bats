@@ -292,13 +292,9 @@ release_slow_device() {
   # reblock on a terminal (script(1)): its standard error is the terminal.
   script -qefc "$REBLOCK --connect-timeout 1 -s 10 -i localhost:$PWD/slow -o got; echo status=\$?" \
     terminal.log </dev/null >/dev/null &
-  local watcher=$! i
+  local watcher=$!
   # Far past the connect timeout: the line that comes after 10 s of waiting.
-  for i in $(seq 1200); do
-    grep -q "waiting for localhost:$PWD/slow to open, 1[0-9] s" terminal.log 2>/dev/null && break
-    kill -0 "$watcher" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_for_line_while terminal.log "waiting for localhost:$PWD/slow to open, 1[0-9] s" "$watcher"
   # The drive is ready: the open returns, the data follows (bounded: a
   # client that gave up left no reader to take it).
   timeout 60 bash -c "printf '0123456789' >slow" || true

@@ -148,3 +148,15 @@ as_user() {
   shift
   setpriv --reuid "$uid" --regid "$uid" --clear-groups "$@"
 }
+
+# Waits until file $1 has a line matching the grep pattern $2, or process $3
+# has ended, for at most two minutes (a terminal's "waiting for ... to open,
+# 10 s" line comes after ten).
+wait_for_line_while() {
+  local i
+  for i in $(seq 1200); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    kill -0 "$3" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}

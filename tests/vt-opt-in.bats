@@ -196,3 +196,47 @@ three_nights() {
   assert_equal "$status" 1
   assert_equal "$stderr" "mt: vt-protect: x.tap is not a virtual tape (mt vt-create makes one)"
 }
+
+@test "vt-opt-in: an image whose drive state beside it cannot be read is refused, naming the state, never written as a plain file" {
+  [ "$(id -u)" = 0 ] || skip "needs root to act as two users"
+  local shared
+  shared=$(mktemp -d "${TMPDIR:-/tmp}/tapekit-shared.XXXXXX")
+  chmod 0777 "$shared"
+  head -c 30000 /dev/urandom >one
+  as_user 1001 "$MT" -f "$shared/t.tap" vt-create 0
+  as_user 1001 "$REBLOCK" -s 10k -i one -o "$shared/t.tap"
+  # Only the state marks it (an image whose file system keeps no
+  # attributes), and user 1002 may write the image but not read the state.
+  python3 -c 'import os, sys
+for a in os.listxattr(sys.argv[1]):
+    os.removexattr(sys.argv[1], a)' "$shared/t.tap"
+  chmod 0666 "$shared/t.tap"
+  chmod 0600 "$shared/t.tap.state"
+  local before
+  before=$(sha "$shared/t.tap")
+  run --separate-stderr as_user 1002 "$REBLOCK" -s 10k -i one -o "$shared/t.tap"
+  assert_failure
+  assert_equal "$stderr" "reblock: open $shared/t.tap: its drive state $shared/t.tap.state cannot be read, so whether it is a virtual tape is unknown: Permission denied"
+  assert_equal "$(sha "$shared/t.tap")" "$before"
+  rm -rf "$shared"
+}
+
+@test "vt-opt-in: an image whose mark cannot be read (it may be written, not read) is refused, never written as a plain file" {
+  [ "$(id -u)" = 0 ] || skip "needs root to act as two users"
+  local shared
+  shared=$(mktemp -d "${TMPDIR:-/tmp}/tapekit-shared.XXXXXX")
+  chmod 0777 "$shared"
+  head -c 30000 /dev/urandom >one
+  as_user 1001 "$MT" -f "$shared/t.tap" vt-create 0
+  as_user 1001 "$REBLOCK" -s 10k -i one -o "$shared/t.tap"
+  # Only the attribute marks it now (its state moved away).
+  rm "$shared/t.tap.state"
+  chmod 0222 "$shared/t.tap"
+  local before
+  before=$(sha "$shared/t.tap")
+  run --separate-stderr as_user 1002 "$REBLOCK" -s 10k -i one -o "$shared/t.tap"
+  assert_failure
+  assert_equal "$stderr" "reblock: open $shared/t.tap: its attribute user.tapekit.virtual-tape cannot be read, so whether it is a virtual tape is unknown: Permission denied"
+  assert_equal "$(sha "$shared/t.tap")" "$before"
+  rm -rf "$shared"
+}

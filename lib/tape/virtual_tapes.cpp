@@ -47,21 +47,36 @@ std::string reached_path(int dir_fd, const std::string& name, bool follow) {
 // Whether a drive's state is beside image: a regular file that begins as
 // one, not any file that happens to be called IMAGE.state (results.state
 // beside results must not make a virtual tape of it).
+// A state that is there but cannot be read is refused (EACCES and the
+// like, naming it), never taken for none: the image would be written as a
+// plain file over a tape someone made.
 bool drive_state_beside(int dir_fd, const std::string& image) {
+  const std::string state = simh_state_path(image);
+  auto unreadable = [&](int errnum) {
+    return Error(errnum, "open " + image + ": its drive state " + state +
+                             " cannot be read, so whether it is a virtual tape is unknown");
+  };
   // Looked at before it is opened: most files have none, and an open that
   // is only a question shows in every trace of the program.
   struct stat there {};
-  if (::fstatat(dir_fd, simh_state_path(image).c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0 ||
-      !S_ISREG(there.st_mode))
-    return false;
-  const int fd = ::openat(dir_fd, simh_state_path(image).c_str(),
-                          O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd == -1) return false;
+  if (::fstatat(dir_fd, state.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    throw unreadable(errno);
+  }
+  if (!S_ISREG(there.st_mode)) return false;
+  const int fd = ::openat(dir_fd, state.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd == -1) {
+    // Gone between the two looks: none.
+    if (errno == ENOENT) return false;
+    throw unreadable(errno);
+  }
   Fd held(fd);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (::fstat(fd, &st) != 0) throw unreadable(errno);
+  if (!S_ISREG(st.st_mode)) return false;
   char head[128];
-  const ssize_t n = ::pread(fd, head, sizeof head, 0);
+  const ssize_t n = retry_eintr([&] { return ::pread(fd, head, sizeof head, 0); });
+  if (n < 0) throw unreadable(errno);
   return n > 0 && begins_as_drive_state(std::string_view(head, static_cast<std::size_t>(n)));
 }
 
@@ -69,9 +84,15 @@ bool drive_state_beside(int dir_fd, const std::string& image) {
 // a directory descriptor (rmt's confined opens, where no link is followed),
 // through an O_PATH descriptor, which needs no permission on the file.
 bool carries_mark(int dir_fd, const std::string& name, bool follow) {
-  auto has = [](const std::string& path, bool through_links, const char* attribute) {
-    return (through_links ? ::getxattr(path.c_str(), attribute, nullptr, 0)
-                          : ::lgetxattr(path.c_str(), attribute, nullptr, 0)) >= 0;
+  // An attribute that cannot be read (a file the caller may write but not
+  // read) is refused as an unreadable state is, never taken for none.
+  auto has = [&name](const std::string& path, bool through_links, const char* attribute) {
+    if ((through_links ? ::getxattr(path.c_str(), attribute, nullptr, 0)
+                       : ::lgetxattr(path.c_str(), attribute, nullptr, 0)) >= 0)
+      return true;
+    if (errno == ENODATA || errno == ENOTSUP || errno == ENOENT) return false;
+    throw Error(errno, "open " + name + ": its attribute " + attribute +
+                           " cannot be read, so whether it is a virtual tape is unknown");
   };
   std::string path = name;
   Fd held;

@@ -93,8 +93,12 @@ same_as_mt_st() {
     echo "$status" >>"$who.err"
     "$MT_ST" -f "$drive" status >"$who.after" 2>&1 || true
   done
+  # Compared in bash: a cmp a file is three processes a row.
+  local theirs ours
   for kind in out err after; do
-    if ! cmp -s "theirs.$kind" "ours.$kind"; then
+    IFS= read -r -d '' theirs <"theirs.$kind" || true
+    IFS= read -r -d '' ours <"ours.$kind" || true
+    if [[ $theirs != "$ours" ]]; then
       echo "mt $* (after tapectl $state): $kind differs (mt-st <, ours >; the last line of err is the exit status):"
       diff "theirs.$kind" "ours.$kind"
       return 1

@@ -1324,3 +1324,15 @@ buffer: open /dev/zero: the device did not open within 1 s (--open-timeout or TA
   run fake timeout 60 "$MT" -f /dev/zero status
   assert_success
 }
+
+@test "a local drive still loading: a signal while waiting for it stops the run as a signal does, not as a failed open" {
+  export FAKE_ST_LOADING=$PWD/never FAKE_ST_LOG=$PWD/calls.log
+  # setsid: a background job of a script ignores SIGINT.
+  LD_PRELOAD=$FAKE_ST setsid "$REBLOCK" -i /dev/zero -o got 2>err &
+  local pid=$! status=0
+  wait_for_line_while calls.log '^open loading' "$pid"
+  kill -INT "$pid"
+  wait "$pid" || status=$?
+  assert_equal "$status" 130
+  assert_equal "$(cat err)" ""
+}

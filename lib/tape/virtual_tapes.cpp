@@ -98,7 +98,10 @@ bool carries_mark(int dir_fd, const std::string& name, bool follow) {
   Fd held;
   if (dir_fd != AT_FDCWD) {
     const int fd = ::openat(dir_fd, name.c_str(), O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
-    if (fd == -1) return false;
+    if (fd == -1) {
+      if (errno == ENOENT) return false;
+      throw Error(errno, "open " + name + ": whether it is a virtual tape cannot be told");
+    }
     held = Fd(fd);
     path = "/proc/self/fd/" + std::to_string(fd);
     follow = true;  // the magic link leads to what was opened

@@ -105,10 +105,16 @@ three_nights() {
   assert_not_exist copy.tap.state
 }
 
+# Writes ./server, the command the rsh stand-in runs as the remote rmt:
+# tapekit's rmt with the options given (quoted for /bin/sh).
+rmt_server() {
+  printf '#!/bin/sh\nexec %s --log none%s\n' "$RMT" "$(printf ' %q' "$@")" >server
+  chmod +x server
+}
+
 @test "vt-opt-in: rmt --virtual-tapes makes the new names it matches virtual tapes, and those alone" {
   mkdir tapes other
-  printf '#!/bin/sh\nexec %s --log none --virtual-tapes %s\n' "$RMT" "'$PWD/tapes/*.tap'" >server
-  chmod +x server
+  rmt_server --virtual-tapes "$PWD/tapes/*.tap"
   RSH_STANDIN_SERVER=$PWD/server three_nights "$PWD/tapes/t1.tap"
   RSH_STANDIN_SERVER=$PWD/server three_nights "$PWD/other/t1.tap"
   run "$MT" -f tapes/t1.tap status
@@ -121,8 +127,7 @@ three_nights() {
 @test "vt-opt-in: under --allow, rmt serves what was made a virtual tape and what --virtual-tapes names as tapes, a new *.tap as a plain file" {
   mkdir tapes
   "$MT" -f tapes/made.img vt-create 0
-  printf '#!/bin/sh\nexec %s --log none --allow %s --virtual-tapes %s\n' "$RMT" "$PWD/tapes" "'*.vt'" >server
-  chmod +x server
+  rmt_server --allow "$PWD/tapes" --virtual-tapes '*.vt'
   RSH_STANDIN_SERVER=$PWD/server three_nights "$PWD/tapes/made.img"
   RSH_STANDIN_SERVER=$PWD/server three_nights "$PWD/tapes/new.vt"
   RSH_STANDIN_SERVER=$PWD/server three_nights "$PWD/tapes/new.tap"
@@ -197,14 +202,20 @@ three_nights() {
   assert_equal "$stderr" "mt: vt-protect: x.tap is not a virtual tape (mt vt-create makes one)"
 }
 
-@test "vt-opt-in: an image whose drive state beside it cannot be read is refused, naming the state, never written as a plain file" {
-  [ "$(id -u)" = 0 ] || skip "needs root to act as two users"
-  local shared
+# Makes $shared, a folder both test users may write in, holding t.tap: a
+# virtual tape user 1001 made and wrote 30000 bytes to (also left in ./one).
+tape_of_user_1001() {
   shared=$(mktemp -d "${TMPDIR:-/tmp}/tapekit-shared.XXXXXX")
   chmod 0777 "$shared"
   head -c 30000 /dev/urandom >one
   as_user 1001 "$MT" -f "$shared/t.tap" vt-create 0
   as_user 1001 "$REBLOCK" -s 10k -i one -o "$shared/t.tap"
+}
+
+@test "vt-opt-in: an image whose drive state beside it cannot be read is refused, naming the state, never written as a plain file" {
+  [ "$(id -u)" = 0 ] || skip "needs root to act as two users"
+  local shared
+  tape_of_user_1001
   # Only the state marks it (an image whose file system keeps no
   # attributes), and user 1002 may write the image but not read the state.
   python3 -c 'import os, sys
@@ -224,11 +235,7 @@ for a in os.listxattr(sys.argv[1]):
 @test "vt-opt-in: an image whose mark cannot be read (it may be written, not read) is refused, never written as a plain file" {
   [ "$(id -u)" = 0 ] || skip "needs root to act as two users"
   local shared
-  shared=$(mktemp -d "${TMPDIR:-/tmp}/tapekit-shared.XXXXXX")
-  chmod 0777 "$shared"
-  head -c 30000 /dev/urandom >one
-  as_user 1001 "$MT" -f "$shared/t.tap" vt-create 0
-  as_user 1001 "$REBLOCK" -s 10k -i one -o "$shared/t.tap"
+  tape_of_user_1001
   # Only the attribute marks it now (its state moved away).
   rm "$shared/t.tap.state"
   chmod 0222 "$shared/t.tap"

@@ -95,6 +95,37 @@ class StreamLost : public UnwrittenRecords {
       : UnwrittenRecords(EIO, std::move(context), std::move(records)) {}
 };
 
+// A SIMH tape image (lib/tape/simh_tape.hpp) that cannot be read as one:
+// EIO from a damaged image, EMEDIUMTYPE from a file that is no image at all;
+// damage() says what and where ("record of 600000 bytes cut short by the end
+// of the image at offset 600008"), for tools whose own error line (mt-st's
+// perror) has no room for it.
+class DamagedImage : public Error {
+ public:
+  DamagedImage(std::string context, std::string damage, int errnum = EIO)
+      : Error(errnum, std::move(context) + " (" + damage + ")"), damage_(std::move(damage)) {}
+  // Whether `mt verify` can say more (a damaged image), not a foreign file.
+  bool is_damage() const noexcept { return errnum() == EIO; }
+  const std::string& damage() const noexcept { return damage_; }
+
+ private:
+  std::string damage_;
+};
+
+// EMEDIUMTYPE: the file is no SIMH image at all (a tar archive another rmt
+// wrote under a .tap name); begins() is its first bytes, unprintable ones as
+// ".".
+class ForeignFile : public DamagedImage {
+ public:
+  ForeignFile(std::string context, std::string damage, std::string begins)
+      : DamagedImage(std::move(context), std::move(damage), EMEDIUMTYPE),
+        begins_(std::move(begins)) {}
+  const std::string& begins() const noexcept { return begins_; }
+
+ private:
+  std::string begins_;
+};
+
 // Bad command-line input (unknown option, malformed size). Tools map it to
 // their usage status; the message names the option and value.
 class UsageError : public std::runtime_error {

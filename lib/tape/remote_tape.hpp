@@ -67,36 +67,26 @@ class RemoteTape final : public Tape {
   // other server is asked nothing: scsi::Refusal::other_server, naming it.
   std::vector<std::uint8_t> health_data(scsi::HealthQuery query) override;
 
-  // Pipelined writes sent whose reply has not come: write() returned for
-  // them, but whether they are on the tape is not known (yet, or after a
-  // stop cut the session short, at all). Records and their bytes.
+  // Pipelined writes sent whose reply has not come (Tape::unacknowledged).
   std::size_t writes_in_flight() const noexcept { return writes_in_flight_.size(); }
   std::uint64_t bytes_in_flight() const noexcept { return write_bytes_in_flight_; }
-  // Waits for the replies of the writes in flight, as close() would first,
-  // so that the caller may ask one more thing (buffer: the TapeAlert flags)
-  // before the close. A failure is kept for close() to throw after the
-  // filemark, exactly as if close() had met it; false then (ask nothing:
-  // the session may be gone), and when the session is broken or closed.
-  bool settle_before_close() noexcept;
-  // After the connection was lost: the writes that had been sent whole but
-  // that the server never answered, and how many of their bytes a read-back
-  // through a new connection found in the file. Only a plain file that the
-  // open truncated is read back; otherwise bytes_there is not known and the
-  // writes stay in flight (writes_in_flight()). Read back, those in the file
-  // count as on the tape and the others as unwritten.
+  Unacknowledged unacknowledged() const noexcept override {
+    return {write_bytes_in_flight_, writes_in_flight_.size()};
+  }
+  bool settle_before_close() noexcept override;
+  LinkLoss link_loss() const override {
+    return {lost_reason_, unconfirmed_.records, unconfirmed_.bytes, unconfirmed_.bytes_there};
+  }
+
+ private:
+  enum class Version { unknown, v0, v1 };
+  // The writes sent whole that the server never answered before the
+  // connection was lost (LinkLoss).
   struct Unconfirmed {
     std::uint64_t records = 0;
     std::uint64_t bytes = 0;
     std::optional<std::uint64_t> bytes_there;
   };
-  const Unconfirmed& unconfirmed() const noexcept { return unconfirmed_; }
-  // After the connection was lost: why, and how the remote shell ended
-  // ("connection lost; the remote shell ssh for host ended with exit
-  // status 255"); empty while it holds.
-  const std::string& lost_reason() const noexcept { return lost_reason_; }
-
- private:
-  enum class Version { unknown, v0, v1 };
   void send(std::string_view bytes, const std::string& action);
   rmt::Reply receive(const std::string& action, rmt::ReplyValue value = rmt::ReplyValue::count);
   // Sends a request and returns the A value; throws Error for an E reply.

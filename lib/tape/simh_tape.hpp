@@ -41,36 +41,6 @@ void set_virtual_tape_protect(const std::string& path, bool on);
 // loaded for it.
 void set_virtual_tape_alerts(const std::string& path, std::uint64_t set, std::uint64_t clear);
 
-// EIO from a damaged image, EMEDIUMTYPE from a file that is no image at all;
-// damage() says what and where ("record of 600000 bytes cut short by the end
-// of the image at offset 600008"), for tools whose own error line (mt-st's
-// perror) has no room for it.
-class DamagedImage : public Error {
- public:
-  DamagedImage(std::string context, std::string damage, int errnum = EIO)
-      : Error(errnum, std::move(context) + " (" + damage + ")"), damage_(std::move(damage)) {}
-  // Whether `mt verify` can say more (a damaged image), not a foreign file.
-  bool is_damage() const noexcept { return errnum() == EIO; }
-  const std::string& damage() const noexcept { return damage_; }
-
- private:
-  std::string damage_;
-};
-
-// EMEDIUMTYPE: the file is no SIMH image at all (a tar archive another rmt
-// wrote under a .tap name); begins() is its first bytes, unprintable ones as
-// ".".
-class ForeignFile : public DamagedImage {
- public:
-  ForeignFile(std::string context, std::string damage, std::string begins)
-      : DamagedImage(std::move(context), std::move(damage), EMEDIUMTYPE),
-        begins_(std::move(begins)) {}
-  const std::string& begins() const noexcept { return begins_; }
-
- private:
-  std::string begins_;
-};
-
 // The first structural error of an image.
 struct SimhDefect {
   std::uint64_t offset;  // byte offset of the faulty object

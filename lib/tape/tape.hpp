@@ -158,6 +158,41 @@ class Tape {
   virtual std::vector<std::uint8_t> health_data(scsi::HealthQuery query);
   // The descriptor to poll for readiness, or -1.
   virtual int poll_fd() const { return -1; }
+
+  // What a caller that counts its writes must ask of a tape that answers
+  // them late (a remote tape whose writes are pipelined): every other tape
+  // answers each write before it returns, and keeps these defaults.
+  //
+  // Writes sent whose answer has not come: write() returned for them, but
+  // whether they are on the medium is not known (yet, or, after a stop cut
+  // the session short, at all).
+  struct Unacknowledged {
+    std::uint64_t bytes = 0;
+    std::size_t records = 0;
+  };
+  virtual Unacknowledged unacknowledged() const noexcept { return {}; }
+  // Waits for the answers to every write, as close() would first, so that
+  // the caller may ask one more thing (buffer: the TapeAlert flags) before
+  // the close. A failure is kept for close() to throw after the filemark,
+  // exactly as if close() had met it; false then (ask nothing: the session
+  // may be gone), and when the session is broken or closed.
+  virtual bool settle_before_close() noexcept { return true; }
+  // After the connection to the tape was lost: why, and how the remote
+  // shell ended ("connection lost; the remote shell ssh for host ended with
+  // exit status 255"); empty while it holds. `unconfirmed_*` are the writes
+  // that had been sent whole but that the server never answered, and
+  // `bytes_there` how many of their bytes a read-back through a new
+  // connection found in the file: only a plain file that the open truncated
+  // is read back; otherwise it is not known and the writes stay
+  // unacknowledged. Read back, those in the file count as on the tape and
+  // the others as unwritten.
+  struct LinkLoss {
+    std::string reason;
+    std::uint64_t unconfirmed_records = 0;
+    std::uint64_t unconfirmed_bytes = 0;
+    std::optional<std::uint64_t> bytes_there;
+  };
+  virtual LinkLoss link_loss() const { return {}; }
   // The caller will now read records one after another, each into a buffer
   // of the same size, until a read returns 0 or fails, and ask nothing else
   // meanwhile unless it stops early: a remote tape may then ask for records

@@ -12,8 +12,6 @@
 #include "../../lib/path.hpp"
 #include "../common/run_main.hpp"
 #include "../common/same_file.hpp"
-#include "../../lib/tape/remote_tape.hpp"
-#include "../../lib/tape/simh_tape.hpp"
 #include "buffer.hpp"
 #include "report.hpp"
 

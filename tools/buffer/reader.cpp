@@ -24,7 +24,6 @@
 #include "../common/run_main.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
-#include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "rate_limit.hpp"
 #include "report.hpp"

@@ -24,7 +24,6 @@
 #include "../common/run_main.hpp"
 #include "../../lib/process.hpp"
 #include "../../lib/ring/ring.hpp"
-#include "../../lib/tape/remote_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "outputs.hpp"
 #include "rate_limit.hpp"
@@ -235,9 +234,9 @@ void Writer::abandon(std::string why) {
 }
 
 Writer::InFlight Writer::in_flight() const {
-  const auto* remote = dynamic_cast<const RemoteTape*>(output_.get());
-  if (remote == nullptr || primary_failed_) return {};
-  return {std::min(remote->bytes_in_flight(), per_volume_.back()), remote->writes_in_flight()};
+  if (primary_failed_) return {};
+  Tape::Unacknowledged sent = output_->unacknowledged();
+  return {std::min(sent.bytes, per_volume_.back()), sent.records};
 }
 
 std::string Writer::reached_text() const {
@@ -259,11 +258,11 @@ std::string Writer::reached_text() const {
 }
 
 std::string Writer::lost_link_text() const {
-  const auto* remote = dynamic_cast<const RemoteTape*>(output_.get());
-  if (remote == nullptr || remote->lost_reason().empty()) return "";
+  std::string reason = output_->link_loss().reason;
+  if (reason.empty()) return "";
   // 1.19's line has strerror's words only; this names the host and how its
   // remote shell ended (an rmt killed, an ssh cut).
-  return "buffer (writer): " + output_->name() + ": " + remote->lost_reason() + "\n";
+  return "buffer (writer): " + output_->name() + ": " + reason + "\n";
 }
 
 std::string Writer::take_back_lost(const Error& e) {
@@ -280,14 +279,13 @@ std::string Writer::take_back_lost(const Error& e) {
   // are said as such; those a read-back did not find are lost among the rest.
   std::string text;
   std::uint64_t not_found = 0;
-  const auto* remote = dynamic_cast<const RemoteTape*>(output_.get());
-  if (remote != nullptr && remote->unconfirmed().records > 0) {
-    const RemoteTape::Unconfirmed& sent = remote->unconfirmed();
-    text = "buffer (writer): " + output_->name() + ": " + std::to_string(sent.bytes) +
+  Tape::LinkLoss sent = output_->link_loss();
+  if (sent.unconfirmed_records > 0) {
+    text = "buffer (writer): " + output_->name() + ": " + std::to_string(sent.unconfirmed_bytes) +
            " more bytes were sent; the server did not confirm them";
     if (sent.bytes_there) {
-      not_found = sent.bytes - *sent.bytes_there;
-      text += *sent.bytes_there == sent.bytes
+      not_found = sent.unconfirmed_bytes - *sent.bytes_there;
+      text += *sent.bytes_there == sent.unconfirmed_bytes
                   ? "; a read-back found them all"
                   : "; a read-back found " + std::to_string(*sent.bytes_there) + " of them";
     }
@@ -322,8 +320,7 @@ std::string Writer::close_after_stop() {
 
 void Writer::read_alerts_before_close() {
   if (primary_failed_ || !drive_watch_.enabled()) return;
-  if (auto* remote = dynamic_cast<RemoteTape*>(output_.get()))
-    if (!remote->settle_before_close()) return;  // close() reports why
+  if (!output_->settle_before_close()) return;  // close() reports why
   drive_watch_.before_close(*output_);
 }
 

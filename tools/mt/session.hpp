@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "../../lib/error.hpp"
-#include "../../lib/tape/simh_tape.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "cmdline.hpp"
 #include "status_text.hpp"

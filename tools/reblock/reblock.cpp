@@ -13,7 +13,6 @@
 
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
-#include "../../lib/tape/remote_tape.hpp"
 
 namespace tk::reblock {
 namespace {
@@ -171,10 +170,9 @@ void take_back_lost(const Error& e, const Tape& out, Totals& totals) noexcept {
     bytes += lost->bytes_lost();
     records += lost->records_lost();
   }
-  if (const auto* remote = dynamic_cast<const RemoteTape*>(&out)) {
-    bytes += remote->bytes_in_flight();
-    records += remote->writes_in_flight();
-  }
+  Tape::Unacknowledged sent = out.unacknowledged();
+  bytes += sent.bytes;
+  records += sent.records;
   totals.bytes_out -= std::min(bytes, totals.bytes_out);
   // Lost records are the last ones written, full ones unless the copy had
   // already reached its short tail.

@@ -96,6 +96,30 @@ LOAD='v=vol$BUFFER_VOLUME.tap; [ -e $v ] || exit 0; mv $v r.tap; mv $v.state r.t
   assert_equal "$(sha out)" "$(sha in)"
 }
 
+@test "buffer: an input volume that cannot be opened is named as the first open would be, after what was read" {
+  cd "$BATS_TEST_TMPDIR"
+  head -c 30000 "$DATA" >in
+  run --separate-stderr bash -c '"$0" -s 4k -i in --next-volume "mv in in.1" >out' "$BUFFER"
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[1]}" "buffer (reader): cannot open volume 2; 30000 bytes were read"
+  assert_equal "${stderr_lines[2]}" "buffer: cannot open input file: No such file or directory"
+  assert_equal "${stderr_lines[3]}" "filename: in"
+  assert_equal "$(sha out)" "$(sha in.1)"
+}
+
+@test "buffer: an output volume that cannot be opened is named as the first open would be, after what was written" {
+  cd "$BATS_TEST_TMPDIR"
+  head -c 300000 "$DATA" >in
+  run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=100000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i in -o "$PWD/vol" \
+    --next-volume 'mv vol vol.1; mkdir vol'
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[1]}" "buffer (writer): cannot open volume 2; 100000 bytes were written"
+  assert_equal "${stderr_lines[2]}" "buffer: cannot open output file: Is a directory"
+  assert_equal "${stderr_lines[3]}" "filename: $PWD/vol"
+  assert_equal "$(sha vol.1)" "$(head -c 100000 in | sha)"
+}
+
 @test "buffer: --next-volume with neither -o nor -i is refused before anything starts" {
   run --separate-stderr "$BUFFER" --next-volume true </dev/null
   assert_equal "$status" 255

@@ -232,7 +232,9 @@ std::unique_ptr<Tape> open_input(const Options& o) {
 }
 
 std::unique_ptr<Tape> open_output(const Options& o) {
-  return open_end(o.output, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", o);
+  std::unique_ptr<Tape> output = open_end(o.output, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", o);
+  enlarge_pipe(output->poll_fd(), o.block_size);
+  return output;
 }
 
 // Under --json a stop's last words are "message" objects too: run_main

@@ -295,31 +295,17 @@ class Reader {
       return false;
     }
     input_->close();
-    print_stderr("buffer (reader): end of data on " + input_->name() + " after " +
-                 std::to_string(bytes_read_) + " bytes; running the volume change command\n");
-    int status = run_volume_command(*options_.next_volume, volume_ + 1, bytes_read_,
-                                    "BUFFER_INPUT", options_.input);
-    if (status != 0) {
-      volume_error_ = "buffer (reader): volume change command failed (" +
-                      describe_wait_status(status) + "); " + std::to_string(bytes_read_) +
-                      " bytes were read\n";
-      return false;
-    }
     try {
-      input_ = open_tape(options_.input, O_RDONLY, open_options(options_));
-      prepare_input(*input_, options_);
-    } catch (const Interrupted&) {
-      throw;
-    } catch (const Error& e) {
-      volume_error_ = "buffer (reader): cannot open volume " + std::to_string(volume_ + 1) +
-                      ": " + e.what() + "\n";
+      input_ = open_next_volume(options_, VolumeSide::input, volume_ + 1, bytes_read_,
+                                input_->name());
+    } catch (const ExactExit& e) {
+      volume_error_ = e.what();
       return false;
     }
     ++volume_;
     volume_bytes_ = 0;
     carry_ = carry_end_ = 0;
     size_bounce();
-    print_stderr("buffer (reader): reading volume " + std::to_string(volume_) + "\n");
     return true;
   }
 

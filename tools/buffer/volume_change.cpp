@@ -24,6 +24,34 @@ int run_volume_command(const std::string& command, std::size_t volume, std::uint
   return run_shell(command, null.get(), 2);
 }
 
+std::unique_ptr<Tape> open_next_volume(const Options& o, VolumeSide side, std::size_t volume,
+                                       std::uint64_t bytes, const std::string& current) {
+  const bool input = side == VolumeSide::input;
+  const std::string who = input ? "buffer (reader): " : "buffer (writer): ";
+  const std::string moved =
+      std::to_string(bytes) + (input ? " bytes were read\n" : " bytes were written\n");
+  print_stderr(who + (input ? "end of data on " : "end of medium on ") + current + " after " +
+               std::to_string(bytes) + " bytes; running the volume change command\n");
+  int status = run_volume_command(*o.next_volume, volume, bytes,
+                                  input ? "BUFFER_INPUT" : "BUFFER_OUTPUT",
+                                  input ? o.input : o.output);
+  if (status != 0)
+    throw ExactExit(kExitRuntime, who + "volume change command failed (" +
+                                      describe_wait_status(status) + "); " + moved);
+  std::unique_ptr<Tape> opened;
+  try {
+    opened = input ? open_input(o) : open_output(o);
+  } catch (const ExactExit& e) {
+    // The first open's lines (1.19's two, and why), after the one that
+    // says which volume and what had moved: the run had begun.
+    throw ExactExit(kExitRuntime, who + "cannot open volume " + std::to_string(volume) + "; " +
+                                      moved + e.what());
+  }
+  print_stderr(who + (input ? "reading volume " : "continuing on volume ") +
+               std::to_string(volume) + "\n");
+  return opened;
+}
+
 const UnwrittenRecords* Writer::next_volume_takes(const Error& e) const {
   if (!medium_full(e.errnum()) || !writes_volumes(options_)) return nullptr;
   return dynamic_cast<const UnwrittenRecords*>(&e);
@@ -60,24 +88,18 @@ void Writer::change_volume() {
     throw ExactExit(kExitRuntime, mismatch);
   }
   if (digest_) settled_digest().end_volume();
-  print_stderr("buffer (writer): end of medium on " + output_->name() + " after " +
-               std::to_string(written_) + " bytes; running the volume change command\n");
   per_volume_.push_back(0);
   ring_.set_consumer_volume(per_volume_.size());
-  int status = run_volume_command(*options_.next_volume, per_volume_.size(), written_,
-                                  "BUFFER_OUTPUT", options_.output);
-  ring_.note_consumer_step();
-  if (status != 0) {
+  try {
+    output_ = open_next_volume(options_, VolumeSide::output, per_volume_.size(), written_,
+                               output_->name());
+  } catch (const ExactExit&) {
     ring_.set_consumer_reported();
-    throw ExactExit(kExitRuntime, "buffer (writer): volume change command failed (" +
-                                      describe_wait_status(status) + "); " +
-                                      std::to_string(written_) + " bytes were written\n");
+    throw;
   }
-  output_ = open_tape(options_.output, O_WRONLY | O_CREAT | O_TRUNC, open_options(options_));
+  ring_.note_consumer_step();
   note_volume_start();
   fresh_volume_ = true;
-  print_stderr("buffer (writer): continuing on volume " + std::to_string(per_volume_.size()) +
-               "\n");
 }
 
 void Writer::note_volume_start() {

@@ -467,7 +467,6 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
       // close it (a .tap would get a filemark, a remote tape a close request).
       // Failures here are still set-up failures: status 255, as in 1.19.
       std::unique_ptr<Tape> output = open_output(options);
-      enlarge_pipe(output->poll_fd(), options.block_size);
       // Every output is open before the reader takes any input.
       TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
         std::unique_ptr<Tape> tee =

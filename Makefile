@@ -330,7 +330,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.cpp $(FUZZ_LIB_OBJS) $(FUZZ_LIB_HDRS) | deps-fuzz
 deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
 
 lint:
-	mandoc -T lint -W warning man/*.[18]
+	mandoc -T lint -W warning man/*.[178]
 	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep \
 	  tests/st-guest tests/guest/build-guest bench/run-all bench/bench-* .ci/run
 
@@ -345,10 +345,12 @@ SBIN_TOOLS := rmt
 COMPLETIONS := $(wildcard completion/*)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
-	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7 \
+	  $(DESTDIR)$(PREFIX)/share/man/man8
 	$(INSTALL_PROGRAM) $(filter-out $(SBIN_TOOLS:%=$(BUILD)/bin/%),$(BINS)) $(DESTDIR)$(PREFIX)/bin/
 	$(INSTALL_PROGRAM) $(filter $(SBIN_TOOLS:%=$(BUILD)/bin/%),$(BINS)) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(wildcard man/*.7) $(DESTDIR)$(PREFIX)/share/man/man7/
 	install -m 0644 $(wildcard man/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
 ifneq ($(COMPLETIONS),)
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions

@@ -135,3 +135,54 @@ setup() {
   assert_equal "$stderr" ""
   assert_equal "$output" "$("$BUFFER" --help)"
 }
+
+# The options PROGRAM's table gives --help, one a line: the names before the
+# words of each line that starts with "  -" (mt adds mt-st's usage line,
+# whose -h, -v and --version its table leaves to mt-st's text).
+table_options() {
+  local program=$1
+  "$TK_BIN/$program" --help </dev/null |
+    awk -v program="$program" '
+      program == "mt" && NR == 1 {
+        for (i = 1; i <= NF; i++) if ($i ~ /^\[?-/) { name = $i; gsub(/[][]/, "", name); print name }
+      }
+      /^  -/ {
+        key = substr($0, 3); cut = index(key, "  "); if (cut) key = substr(key, 1, cut - 1)
+        n = split(key, words, /[ ,]+/)
+        for (i = 1; i <= n; i++) if (words[i] ~ /^-/) { sub(/=.*/, "", words[i]); print words[i] }
+      }' | sort -u
+}
+
+# The options PAGE's SYNOPSIS names, one a line: every argument of Fl up to
+# the next macro, bundled letters one by one.
+page_options() {
+  sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$BATS_TEST_DIRNAME/../man/$1" |
+    awk '{
+      flags = 0
+      for (i = 1; i <= NF; i++) {
+        word = $i
+        if (word == "Fl" || word == ".Fl") { flags = 1; continue }
+        if (!flags || word == "|") continue
+        if (word ~ /^\.?[A-Z][a-z][a-z]?$/) { flags = 0; continue }
+        sub(/^\\/, "", word)
+        if (word ~ /^-/) print "-" word
+        else for (j = 1; j <= length(word); j++) print "-" substr(word, j, 1)
+      }
+    }' | sort -u
+}
+
+@test "cli: every option of each program's table is in its man page's SYNOPSIS, and every option there is in the table" {
+  local program page
+  for program in buffer reblock mt rmt; do
+    page=$program.1
+    [ "$program" = rmt ] && page=rmt.8
+    table_options "$program" >table
+    page_options "$page" >page
+    [ "$(wc -l <table)" -ge 10 ] || fail "read too few options from $program --help"
+    [ "$(wc -l <page)" -ge 10 ] || fail "read too few options from $page"
+    run comm -23 table page
+    [ -z "$output" ] || fail "$program takes $(echo $output) but $page's SYNOPSIS lacks it"
+    run comm -13 table page
+    [ -z "$output" ] || fail "$page's SYNOPSIS has $(echo $output) but $program's table lacks it"
+  done
+}

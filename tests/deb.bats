@@ -289,6 +289,7 @@ $(md5sum </usr/bin/buffer)
   assert_file_exists plain/usr/sbin/rmt
   assert_file_not_exists plain/usr/bin/rmt
   assert_file_exists plain/usr/share/man/man8/rmt.8
+  assert_file_exists plain/usr/share/man/man7/tapekit-remote.7
   run file plain/usr/bin/mt
   assert_output --partial 'with debug_info, not stripped'
   make -C "$TK_SRC" --no-print-directory -s install-strip PREBUILT=1 BUILD="$TK_BUILD" DESTDIR="$PWD/stripped" PREFIX=/usr >/dev/null

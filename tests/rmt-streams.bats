@@ -273,7 +273,7 @@ EOF
   assert_regex "$stderr" "--streams"
   run --separate-stderr "$REBLOCK" --streams 17 -i in -o /dev/null
   assert_equal "$status" 2
-  assert_equal "${stderr_lines[0]}" "reblock: invalid --streams '17': out of range"
+  assert_equal "${stderr_lines[0]}" "reblock: invalid --streams '17': 1 to 16, or auto"
   # 16, the most, is taken (a local output has no use for it, and copies).
   run --separate-stderr "$BUFFER" -s 10k --streams 16 -i in -o b16
   assert_success

@@ -60,7 +60,7 @@ void print_debug_geometry(const Options& o) {
 int run_options(const Options& options) {
   if (options.help) {
     std::fputs(kUsageText, stdout);
-    std::fputs(kHelpText, stdout);
+    std::fputs(help_text().c_str(), stdout);
     return kExitOk;
   }
   if (options.version) {

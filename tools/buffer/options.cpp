@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "../common/cxxopts.hpp"
 #include <unistd.h>
 
 #include "../../lib/error.hpp"
-#include "../../lib/rmt/protocol.hpp"
 #include "../../lib/size.hpp"
+#include "../common/option_table.hpp"
+#include "../common/remote_options.hpp"
 #include "buffer.hpp"
 #include "record.hpp"
 #include "report.hpp"
@@ -21,49 +21,6 @@ namespace tk::buffer {
 const char* const kUsageText =
     "Usage: buffer [-B] [-t] [-S size] [-m memsize] [-b blocks] [-p percent] [-s blocksize] "
     "[-u pause] [-i infile] [-o outfile] [-z size] [-Z] [-d]\n";
-
-const char* const kHelpText =
-    "  -B          pad the last block with zero bytes to the block size\n"
-    "  -t          print the kilobytes written when done\n"
-    "  -S size     report the kilobytes written every size bytes\n"
-    "  -m size     memory for the queue of blocks\n"
-    "  -b num      blocks in the queue (instead of deriving it from -m)\n"
-    "  -p percent  write only when the queue is this full\n"
-    "  -s size     block size: every write is one block\n"
-    "  -u usecs    pause after each block written\n"
-    "  -i infile   read from infile instead of standard input\n"
-    "  -o outfile  write to outfile instead of standard output\n"
-    "  -z size     both -s and -S\n"
-    "  -Z          seek the device back to 0 after each GiB (old tape drivers)\n"
-    "  -d          debug output on stderr (repeat for more)\n"
-    "  --next-volume CMD  on a full medium run CMD, reopen the output, go on;\n"
-    "              without -o: at the end of each -i volume, run CMD, read the next\n"
-    "  --progress  one live status line on a terminal\n"
-    "  --interval SECS  print a status line every SECS seconds\n"
-    "  --no-drain  discard queued data on SIGINT/SIGTERM (as buffer 1.19)\n"
-    "  --rsh-command CMD, --rmt-command CMD  how to reach host:path devices\n"
-    "  --force-local  a file name with a colon is a local file, not host:path\n"
-    "  --connect-timeout SECS  give up on a host:path silent for SECS (0: wait)\n"
-    "  --open-timeout SECS  give up on a host:path device not open after SECS (0: wait)\n"
-    "  --plain-remote  host:x.tap is a plain file where the rmt is not tapekit's\n"
-    "  --streams N|auto  N remote shells to a host:path, one session (auto: by round trip)\n"
-    "  --timeout SECS  end the run when a read or a block write takes SECS or more\n"
-    "  --input-rate RATE, --output-rate RATE  at most RATE bytes a second (10m)\n"
-    "  --queue-file PATH  keep the queue's blocks in a file (a new name or a directory)\n"
-    "  --tee OUT   also write every block to OUT (repeatable)\n"
-    "  --keep-going  an output that fails is dropped, the others go on\n"
-    "  --hash NAME  digest what reached each output: sha256, md5 or xxh128\n"
-    "  --verify    read each volume back and compare its digest\n"
-    "  --json      --interval lines and the summary as one JSON object per line\n"
-    "  --size BYTES  the input's length, for an ETA (a regular file's is known)\n"
-    "  --high-water PCT, --low-water PCT  write from PCT full down to PCT, then wait\n"
-    "  --record FILE  write a timeline of the run to FILE (JSON lines)\n"
-    "  --record-tick TIME  one record line every TIME (100ms)\n"
-    "  --long-write TIME  record each write that blocks TIME or longer (1s)\n"
-    "  --plot FILE.svg  draw the run as a picture at its end, with advice\n"
-    "  --plot-from RECORD  with --plot: draw a recorded run instead of running\n"
-    "  --help      print this text and exit\n"
-    "  --version   print the version and exit\n";
 
 namespace {
 
@@ -130,16 +87,6 @@ void check_watermarks(Options& o) {
                " must be below --high-water " + std::to_string(o.high_water));
 }
 
-// --streams: a count of remote shells, or "auto" (0).
-int streams_arg(const std::string& text) {
-  if (text == "auto") return 0;
-  std::int64_t n = count_arg(text, "--streams");
-  if (n < 1 || n > rmt::max_streams)
-    fail_exact("buffer: invalid --streams '" + text + "': 1 to " +
-               std::to_string(rmt::max_streams) + ", or auto");
-  return static_cast<int>(n);
-}
-
 // Whole seconds from 0 (no limit) to a day.
 int seconds_arg(const std::string& text, const char* option) {
   std::int64_t seconds = count_arg(text, option);
@@ -147,27 +94,6 @@ int seconds_arg(const std::string& text, const char* option) {
     fail_exact(std::string("buffer: invalid ") + option + " '" + text +
                "': seconds from 0 to 86400");
   return static_cast<int>(seconds);
-}
-
-// --queue-file, --tee, --keep-going, --hash, --verify; false for any other key.
-bool parse_output_option(const std::string& key, const std::string& value, Options& o) {
-  if (key == "queue-file") {
-    if (value.empty()) fail_exact("buffer: invalid --queue-file '': a file or directory name");
-    o.queue_file = value;
-  } else if (key == "tee") {
-    if (value.empty()) fail_exact("buffer: invalid --tee '': an output name");
-    o.tees.push_back(value);
-  } else if (key == "keep-going") {
-    o.keep_going = true;
-  } else if (key == "hash") {
-    o.hash = digest_kind_from_name(value);
-    if (!o.hash) fail_exact("buffer: invalid --hash '" + value + "': sha256, md5 or xxh128");
-  } else if (key == "verify") {
-    o.verify = true;
-  } else {
-    return false;
-  }
-  return true;
 }
 
 // What the outputs' options need of each other.
@@ -200,196 +126,220 @@ std::string short_queue_note(const Options& o, bool memory_given) {
          " holds " + std::to_string(enough_blocks) + "\n";
 }
 
-}  // namespace
-
-Options parse_options(int argc, char** argv) {
-  cxxopts::Options spec("buffer");
-  spec.add_options()
-      ("B", "", cxxopts::value<bool>())
-      ("t", "", cxxopts::value<bool>())
-      ("Z", "", cxxopts::value<bool>())
-      ("d", "", cxxopts::value<bool>())
-      ("S", "", cxxopts::value<std::string>())
-      ("m", "", cxxopts::value<std::string>())
-      ("b", "", cxxopts::value<std::string>())
-      ("p", "", cxxopts::value<std::string>())
-      ("s", "", cxxopts::value<std::string>())
-      ("u", "", cxxopts::value<std::string>())
-      ("i", "", cxxopts::value<std::string>())
-      ("o", "", cxxopts::value<std::string>())
-      ("z", "", cxxopts::value<std::string>())
-      ("next-volume", "", cxxopts::value<std::string>())
-      ("progress", "", cxxopts::value<bool>())
-      ("interval", "", cxxopts::value<std::string>())
-      ("no-drain", "", cxxopts::value<bool>())
-      ("rsh-command", "", cxxopts::value<std::string>())
-      ("rmt-command", "", cxxopts::value<std::string>())
-      ("force-local", "", cxxopts::value<bool>())
-      ("connect-timeout", "", cxxopts::value<std::string>())
-      ("open-timeout", "", cxxopts::value<std::string>())
-      ("plain-remote", "", cxxopts::value<bool>())
-      ("streams", "", cxxopts::value<std::string>())
-      ("h,help", "", cxxopts::value<bool>())
-      ("timeout", "", cxxopts::value<std::string>())
-      ("input-rate", "", cxxopts::value<std::string>())
-      ("output-rate", "", cxxopts::value<std::string>())
-      ("queue-file", "", cxxopts::value<std::string>())
-      ("tee", "", cxxopts::value<std::string>())
-      ("keep-going", "", cxxopts::value<bool>())
-      ("hash", "", cxxopts::value<std::string>())
-      ("verify", "", cxxopts::value<bool>())
-      ("json", "", cxxopts::value<bool>())
-      ("size", "", cxxopts::value<std::string>())
-      ("high-water", "", cxxopts::value<std::string>())
-      ("low-water", "", cxxopts::value<std::string>())
-      ("record", "", cxxopts::value<std::string>())
-      ("record-tick", "", cxxopts::value<std::string>())
-      ("long-write", "", cxxopts::value<std::string>())
-      ("plot", "", cxxopts::value<std::string>())
-      ("plot-from", "", cxxopts::value<std::string>())
-      ("version", "", cxxopts::value<bool>());
-
-  GetoptWords words(spec, argc, argv);
-  cxxopts::ParseResult parsed;
-  try {
-    parsed = spec.parse(words.argc(), words.argv());
-  } catch (const cxxopts::exceptions::parsing& e) {
-    throw_getopt_error(e);
-  }
-
-  Options o;
+// What parsing keeps besides Options: which options were given, and the
+// remote ones (Options holds them one by one).
+struct Parse {
+  Options& o;
+  OpenOptions remote;
   bool blocks_given = false;
   bool memory_given = false;
   bool report_block_size = false;  // -z: report every (final) block
+};
+
+// -s, and -z: -s at its place in the line (a later -s wins, and -m checks
+// against it), plus reports every block of whatever size is final.
+void set_block_size(Parse& p, const std::string& value, bool z) {
+  std::int64_t s = size_arg(value, z ? "-z" : "-s");
+  if (z) p.report_block_size = true;
+  if (s <= 0 || s > (std::int64_t{1} << 31))
+    fail_exact("blocksize " + std::to_string(s) + " out of range");
+  p.o.block_size = static_cast<std::size_t>(s);
+}
+
+void set_blocks(Parse& p, const std::string& value) {
+  std::int64_t b = count_arg(value, "-b");
+  if (b < 1 || b > (std::int64_t{1} << 24)) fail_exact("blocks " + std::to_string(b) + " out of range");
+  p.o.blocks = static_cast<std::size_t>(b);
+  p.blocks_given = true;
+}
+
+void set_memory(Parse& p, const std::string& value) {
+  std::int64_t m = size_arg(value, "-m");
+  std::uint64_t needed = kLegacyQueueHeader + p.o.block_size * (p.blocks_given ? p.o.blocks : 1);
+  if (m < 0 || static_cast<std::uint64_t>(m) < needed)
+    fail_exact("max_shmem " + std::to_string(m) + " too low");
+  p.o.max_shmem = static_cast<std::uint64_t>(m);
+  p.memory_given = true;
+}
+
+// -i or -o.
+void set_end(Options& o, const std::string& value, bool in) {
+  const char* key = in ? "i" : "o";
+  if (!(in ? o.input : o.output).empty()) fail_exact(std::string("buffer: -") + key + " given twice");
+  // An empty name (an unset variable) is no file, as open("") says to
+  // 1.19; here it would mean standard input or output, and the data
+  // meant for a tape would go down the pipe.
+  if (value.empty())
+    fail_exact(std::string("buffer: cannot open ") + (in ? "input" : "output") +
+               " file: No such file or directory\nfilename: \nbuffer: -" + key +
+               " '' names no file (- is standard " + (in ? "input" : "output") + ")");
+  (in ? o.input : o.output) = value;
+  if (in && !o.output.empty()) o.output_before_input = true;
+}
+
+void set_interval(Options& o, const std::string& value) {
+  std::size_t used = 0;
+  double secs = 0;
+  try {
+    secs = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  // The lines show tenths of a second, and a period that rounds to no
+  // time at all would print them in a loop as fast as stderr takes them.
+  if (used != value.size() || !(secs >= 0.1) || secs > 86400)
+    fail_exact("buffer: invalid --interval '" + value +
+               "': seconds from 0.1 to 86400 (0.5 is half a second)");
+  o.interval_seconds = secs;
+}
+
+// --high-water or --low-water.
+void set_water(Options& o, const std::string& value, bool high) {
+  const std::string key = high ? "high-water" : "low-water";
+  std::int64_t pct = count_arg(value, ("--" + key).c_str());
+  if (high ? pct < 1 || pct > 100 : pct < 0 || pct > 99)
+    fail_exact("buffer: invalid --" + key + " '" + value + "': a percentage of the queue, " +
+               (high ? "1 to 100" : "0 to 99"));
+  (high ? o.high_water : o.low_water) = static_cast<int>(pct);
+}
+
+// The table: the order is --help's.
+OptionTable option_table(Parse& p) {
+  Options& o = p.o;
+  auto set = [](bool& field) { return [&field](const std::string&) { field = true; }; };
+  auto record = [&o](const char* key) {
+    return [&o, key](const std::string& v) { parse_record_option(key, v, o); };
+  };
+  auto named = [](std::string& field, const char* option, const char* what) {
+    return [&field, option, what](const std::string& v) {
+      if (v.empty()) fail_exact(std::string("buffer: invalid --") + option + " '': " + what);
+      field = v;
+    };
+  };
+  using V = const std::string&;
+  OptionTable table = {
+      {"", 'B', "", "pad the last block with zero bytes to the block size", set(o.pad_last_block)},
+      {"", 't', "", "print the kilobytes written when done", set(o.totals)},
+      {"", 'S', "size", "report the kilobytes written every size bytes",
+       [&o](V v) {
+         std::int64_t every = size_arg(v, "-S");
+         o.report_every = every <= 0 ? 10240 : static_cast<std::uint64_t>(every);  // as 1.19
+         o.report_requested = true;
+       }},
+      {"", 'm', "size", "memory for the queue of blocks", [&p](V v) { set_memory(p, v); }},
+      {"", 'b', "num", "blocks in the queue (instead of deriving it from -m)",
+       [&p](V v) { set_blocks(p, v); }},
+      {"", 'p', "percent", "write only when the queue is this full",
+       [&o](V v) {
+         std::int64_t pct = count_arg(v, "-p");
+         if (pct < 0 || pct > 100) fail_exact("percent " + std::to_string(pct) + " out of range");
+         o.percent = static_cast<int>(pct);
+       }},
+      {"", 's', "size", "block size: every write is one block", [&p](V v) { set_block_size(p, v, false); }},
+      {"", 'u', "usecs", "pause after each block written",
+       [&o](V v) {
+         std::int64_t pause = count_arg(v, "-u");
+         if (pause < 0) fail_exact("buffer: invalid -u '" + v + "': negative");
+         o.pause_us = static_cast<std::uint64_t>(pause);
+       }},
+      {"", 'i', "infile", "read from infile instead of standard input", [&o](V v) { set_end(o, v, true); }},
+      {"", 'o', "outfile", "write to outfile instead of standard output",
+       [&o](V v) { set_end(o, v, false); }},
+      {"", 'z', "size", "both -s and -S", [&p](V v) { set_block_size(p, v, true); }},
+      {"", 'Z', "", "seek the device back to 0 after each GiB (old tape drivers)", set(o.seek_every_gib)},
+      {"", 'd', "", "debug output on stderr (repeat for more)", [&o](V) { ++o.debug; }},
+      {"next-volume", '\0', "CMD",
+       "on a full medium run CMD, reopen the output, go on;\n"
+       "without -o: at the end of each -i volume, run CMD, read the next",
+       [&o](V v) { o.next_volume = v; }},
+      {"progress", '\0', "", "one live status line on a terminal", set(o.progress)},
+      {"interval", '\0', "SECS", "print a status line every SECS seconds", [&o](V v) { set_interval(o, v); }},
+      {"no-drain", '\0', "", "discard queued data on SIGINT/SIGTERM (as buffer 1.19)",
+       [&o](V) { o.drain_on_signal = false; }},
+  };
+  append(table, remote_options(p.remote));
+  append(table, {
+      {"timeout", '\0', "SECS", "end the run when a read or a block write takes SECS or more",
+       [&o](V v) { o.timeout_seconds = seconds_arg(v, "--timeout"); }},
+      {"input-rate", '\0', "RATE", "", [&o](V v) { o.input_rate = rate_arg(v, "--input-rate"); }},
+      {"output-rate", '\0', "RATE", "at most RATE bytes a second (10m)",
+       [&o](V v) { o.output_rate = rate_arg(v, "--output-rate"); }},
+      {"queue-file", '\0', "PATH", "keep the queue's blocks in a file (a new name or a directory)",
+       named(o.queue_file, "queue-file", "a file or directory name")},
+      {"tee", '\0', "OUT", "also write every block to OUT (repeatable)",
+       [&o](V v) {
+         if (v.empty()) fail_exact("buffer: invalid --tee '': an output name");
+         o.tees.push_back(v);
+       }},
+      {"keep-going", '\0', "", "an output that fails is dropped, the others go on", set(o.keep_going)},
+      {"hash", '\0', "NAME", "digest what reached each output: sha256, md5 or xxh128",
+       [&o](V v) {
+         o.hash = digest_kind_from_name(v);
+         if (!o.hash) fail_exact("buffer: invalid --hash '" + v + "': sha256, md5 or xxh128");
+       }},
+      {"verify", '\0', "", "read each volume back and compare its digest", set(o.verify)},
+      {"json", '\0', "", "--interval lines and the summary as one JSON object per line", set(o.json)},
+      {"size", '\0', "BYTES", "the input's length, for an ETA (a regular file's is known)",
+       [&o](V v) {
+         // An input may be larger than any queue: a whole tape, 18 TB and more.
+         std::int64_t bytes = size_arg(v, "--size", INT64_MAX);
+         if (bytes < 0) fail_exact("buffer: invalid --size '" + v + "': negative");
+         o.size = static_cast<std::uint64_t>(bytes);
+       }},
+      {"high-water", '\0', "PCT", "", [&o](V v) { set_water(o, v, true); }},
+      {"low-water", '\0', "PCT", "write from PCT full down to PCT, then wait",
+       [&o](V v) { set_water(o, v, false); }},
+      {"record", '\0', "FILE", "write a timeline of the run to FILE (JSON lines)", record("record")},
+      {"record-tick", '\0', "TIME", "one record line every TIME (100ms)", record("record-tick")},
+      {"long-write", '\0', "TIME", "record each write that blocks TIME or longer (1s)",
+       record("long-write")},
+      {"plot", '\0', "FILE.svg", "draw the run as a picture at its end, with advice", record("plot")},
+      {"plot-from", '\0', "RECORD", "with --plot: draw a recorded run instead of running",
+       record("plot-from")},
+      {"help", '\0', "", "print this text and exit", set(o.help)},
+      {"", 'h', "", "", set(o.help), false},
+      {"version", '\0', "", "print the version and exit", set(o.version)},
+  });
+  return table;
+}
+
+}  // namespace
+
+std::string help_text() {
+  Options unused;
+  Parse p{unused, {}};
+  return help_lines(option_table(p), HelpLayout{});
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  Parse p{o, {}};
+  const OptionTable table = option_table(p);
+  GivenOptions given = read_options(table, argc, argv);
   // Options are applied in command-line order because buffer 1.19 checks -m
   // against the -s and -b seen before it.
-  for (const auto& kv : parsed.arguments()) {
-    const std::string& key = kv.key();
-    const std::string& value = kv.value();
-    if (key == "B") {
-      o.pad_last_block = true;
-    } else if (key == "t") {
-      o.totals = true;
-    } else if (key == "Z") {
-      o.seek_every_gib = true;
-    } else if (key == "d") {
-      ++o.debug;
-    } else if (key == "s" || key == "z") {
-      // -z is -s at its place in the line (a later -s wins, and -m checks
-      // against it), plus reports every block of whatever size is final.
-      std::int64_t s = size_arg(value, key == "s" ? "-s" : "-z");
-      if (key == "z") report_block_size = true;
-      if (s <= 0 || s > (std::int64_t{1} << 31))
-        fail_exact("blocksize " + std::to_string(s) + " out of range");
-      o.block_size = static_cast<std::size_t>(s);
-    } else if (key == "b") {
-      std::int64_t b = count_arg(value, "-b");
-      if (b < 1 || b > (std::int64_t{1} << 24))
-        fail_exact("blocks " + std::to_string(b) + " out of range");
-      o.blocks = static_cast<std::size_t>(b);
-      blocks_given = true;
-    } else if (key == "m") {
-      std::int64_t m = size_arg(value, "-m");
-      std::uint64_t needed = kLegacyQueueHeader + o.block_size * (blocks_given ? o.blocks : 1);
-      if (m < 0 || static_cast<std::uint64_t>(m) < needed)
-        fail_exact("max_shmem " + std::to_string(m) + " too low");
-      o.max_shmem = static_cast<std::uint64_t>(m);
-      memory_given = true;
-    } else if (key == "p") {
-      std::int64_t p = count_arg(value, "-p");
-      if (p < 0 || p > 100) fail_exact("percent " + std::to_string(p) + " out of range");
-      o.percent = static_cast<int>(p);
-    } else if (key == "u") {
-      std::int64_t pause = count_arg(value, "-u");
-      if (pause < 0) fail_exact("buffer: invalid -u '" + value + "': negative");
-      o.pause_us = static_cast<std::uint64_t>(pause);
-    } else if (key == "S") {
-      std::int64_t every = size_arg(value, "-S");
-      o.report_every = every <= 0 ? 10240 : static_cast<std::uint64_t>(every);  // as 1.19
-      o.report_requested = true;
-    } else if (key == "i" || key == "o") {
-      bool in = key == "i";
-      if (!(in ? o.input : o.output).empty()) fail_exact("buffer: -" + key + " given twice");
-      // An empty name (an unset variable) is no file, as open("") says to
-      // 1.19; here it would mean standard input or output, and the data
-      // meant for a tape would go down the pipe.
-      if (value.empty())
-        fail_exact(std::string("buffer: cannot open ") + (in ? "input" : "output") +
-                   " file: No such file or directory\nfilename: \nbuffer: -" + key +
-                   " '' names no file (- is standard " + (in ? "input" : "output") + ")");
-      (in ? o.input : o.output) = value;
-      if (in && !o.output.empty()) o.output_before_input = true;
-    } else if (key == "next-volume") {
-      o.next_volume = value;
-    } else if (key == "progress") {
-      o.progress = true;
-    } else if (key == "interval") {
-      std::size_t used = 0;
-      double secs = 0;
-      try {
-        secs = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      // The lines show tenths of a second, and a period that rounds to no
-      // time at all would print them in a loop as fast as stderr takes them.
-      if (used != value.size() || !(secs >= 0.1) || secs > 86400)
-        fail_exact("buffer: invalid --interval '" + value +
-                   "': seconds from 0.1 to 86400 (0.5 is half a second)");
-      o.interval_seconds = secs;
-    } else if (key == "no-drain") {
-      o.drain_on_signal = false;
-    } else if (key == "rsh-command") {
-      o.rsh_command = value;
-    } else if (key == "rmt-command") {
-      o.rmt_command = value;
-    } else if (key == "force-local") {
-      o.force_local = true;
-    } else if (key == "connect-timeout") {
-      o.connect_timeout = seconds_arg(value, "--connect-timeout");
-    } else if (key == "open-timeout") {
-      o.open_timeout = seconds_arg(value, "--open-timeout");
-    } else if (key == "plain-remote") {
-      o.plain_remote = true;
-    } else if (key == "streams") {
-      o.streams = streams_arg(value);
-    } else if (key == "help") {
-      o.help = true;
-    } else if (key == "version") {
-      o.version = true;
-    } else if (key == "json") {
-      o.json = true;
-    } else if (key == "size") {
-      // An input may be larger than any queue: a whole tape, 18 TB and more.
-      std::int64_t bytes = size_arg(value, "--size", INT64_MAX);
-      if (bytes < 0) fail_exact("buffer: invalid --size '" + value + "': negative");
-      o.size = static_cast<std::uint64_t>(bytes);
-    } else if (key == "high-water" || key == "low-water") {
-      std::int64_t pct = count_arg(value, key == "high-water" ? "--high-water" : "--low-water");
-      if (key == "high-water" ? pct < 1 || pct > 100 : pct < 0 || pct > 99)
-        fail_exact("buffer: invalid --" + key + " '" + value + "': a percentage of the queue, " +
-                   (key == "high-water" ? "1 to 100" : "0 to 99"));
-      (key == "high-water" ? o.high_water : o.low_water) = static_cast<int>(pct);
-    } else if (key == "timeout") {
-      o.timeout_seconds = seconds_arg(value, "--timeout");
-    } else if (key == "input-rate") {
-      o.input_rate = rate_arg(value, "--input-rate");
-    } else if (key == "output-rate") {
-      o.output_rate = rate_arg(value, "--output-rate");
-    } else if (!parse_output_option(key, value, o) && !parse_record_option(key, value, o)) {
-      fail_exact("buffer: option --" + key + " is not handled");  // a table above out of step
-    }
+  try {
+    apply_options(given);
+  } catch (const UsageError& e) {
+    fail_exact(std::string("buffer: ") + e.what());  // the remote options' words
   }
+  o.rsh_command = p.remote.rsh_command;
+  o.rmt_command = p.remote.rmt_command;
+  o.force_local = p.remote.force_local;
+  o.connect_timeout = p.remote.connect_timeout;
+  o.open_timeout = p.remote.open_timeout;
+  o.plain_remote = p.remote.plain_remote;
+  o.streams = p.remote.streams;
   check_output_options(o);
   check_record_options(o);
-  if (!parsed.unmatched().empty()) fail_exact("too many arguments");
+  if (!given.operands.empty()) fail_exact("too many arguments");
 
   check_watermarks(o);
-  if (report_block_size) {
+  if (p.report_block_size) {
     o.report_every = o.block_size;
     o.report_requested = true;
   }
-  if (!blocks_given) {
+  if (!p.blocks_given) {
     std::uint64_t usable = o.max_shmem > kLegacyQueueHeader ? o.max_shmem - kLegacyQueueHeader : 0;
     std::uint64_t blocks = usable / o.block_size;
     // 1.19's line first; then which option to change, as 1.19 never said.
@@ -397,9 +347,9 @@ Options parse_options(int argc, char** argv) {
       fail_exact("Cannot handle blocks that big, aborting!\nbuffer: one block of -s " +
                  std::to_string(o.block_size) + " needs -m " +
                  std::to_string(kLegacyQueueHeader + o.block_size) + " or more (-m is " +
-                 std::to_string(o.max_shmem) + (memory_given ? "" : " by default") + ")");
+                 std::to_string(o.max_shmem) + (p.memory_given ? "" : " by default") + ")");
     o.blocks = static_cast<std::size_t>(blocks);
-    o.short_queue_note = short_queue_note(o, memory_given);
+    o.short_queue_note = short_queue_note(o, p.memory_given);
   }
   // A queue on a file may be larger than memory (its file system's room is
   // checked when the file is made); only its header, a length per block,
@@ -416,7 +366,7 @@ Options parse_options(int argc, char** argv) {
                " (" + std::to_string(o.blocks) + " blocks of " + std::to_string(o.block_size) +
                " bytes) is more than this machine's " +
                human_bytes(static_cast<double>(pages) * static_cast<double>(page_size)) +
-               " of memory: make " + (blocks_given ? "-b" : "-m") + " smaller");
+               " of memory: make " + (p.blocks_given ? "-b" : "-m") + " smaller");
   return o;
 }
 

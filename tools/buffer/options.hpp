@@ -94,8 +94,9 @@ inline constexpr std::uint64_t kLegacyQueueHeader = 32800;
 // 1.19's range messages, status 255).
 Options parse_options(int argc, char** argv);
 
-// The synopsis printed after a usage error, and the --help text after it.
+// The synopsis printed after a usage error; --help prints it, then
+// help_text(), the option table's lines.
 extern const char* const kUsageText;
-extern const char* const kHelpText;
+std::string help_text();
 
 }  // namespace tk::buffer

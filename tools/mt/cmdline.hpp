@@ -34,6 +34,9 @@ struct Invocation {
 // mt-st's text and status (-h adds tapekit's extensions after it).
 Invocation parse_command_line(int argc, char** argv);
 
+// The lines -h and --help print for tapekit's options, from the option table.
+std::string option_lines();
+
 // `mt -v`: mt-st's two lines, then tapekit's version line.
 std::string version_text();
 

@@ -426,16 +426,8 @@ std::string help_text() {
          "  cartridge            the cartridge memory: barcode, serial, load count, ...\n"
          "  encryption           the drive's data encryption status\n"
          "  health               the drive (INQUIRY), then all four (--json: one object,\n"
-         "                       with status); st drives, remote ones, virtual tapes\n"
-         "  --json               status, tell and health as one JSON object\n"
-         "  -f [user@]host:path  a remote drive, through the rmt protocol\n"
-         "  --rsh-command=cmd    remote shell for host:path (default $RSH, else ssh)\n"
-         "  --rmt-command=cmd    rmt on the remote host (default $RMT, else /etc/rmt)\n"
-         "  --connect-timeout=seconds  give up on a silent host (default 30; 0: wait)\n"
-         "  --open-timeout=seconds  give up on a remote drive that does not open (0: wait)\n"
-         "  --plain-remote       host:x.tap may be a plain file where rmt is not tapekit's\n"
-         "  --file=device        the same as -f device\n"
-         "  --help               this text, on standard output\n";
+         "                       with status); st drives, remote ones, virtual tapes\n" +
+         option_lines();
 }
 
 int run_command(const Invocation& inv) {

@@ -21,6 +21,6 @@ CommandLine parse_command_line(int argc, char** argv);
 // The usage lines (man/reblock.1's SYNOPSIS), printed after a usage error;
 // --help prints them and then the options text.
 extern const char* const kUsageText;
-extern const char* const kOptionsText;
+std::string options_text();
 
 }  // namespace tk::reblock

@@ -19,7 +19,6 @@ struct Options {
   std::size_t size = 10240;         // -s: bytes per output record
   std::size_t max_record = 1 << 20;  // --max-record: largest input record
   bool pad = false;                  // -B: pad the last record to size
-  bool force_local = false;          // --force-local: a colon in a name is not host:path
   std::byte pad_byte{0};             // --pad-byte
   bool totals = false;               // -t
   bool records = false;              // -r: copy record by record, histogram

@@ -51,7 +51,7 @@ int run(int argc, char** argv) {
   const Options& options = line.options;
   if (line.help) {
     std::fputs(kUsageText, stdout);
-    std::fputs(kOptionsText, stdout);
+    std::fputs(options_text().c_str(), stdout);
     return static_cast<int>(Exit::ok);
   }
   if (line.version) {
@@ -64,7 +64,6 @@ int run(int argc, char** argv) {
   tk::catch_stop_signals();
 
   // The input first: a missing input must not truncate the output.
-  line.open_options.force_local = options.force_local;
   line.open_options.warn = [](const std::string& text) {
     std::string warning = "reblock: warning: " + text + "\n";
     std::fputs(warning.c_str(), stderr);

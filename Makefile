@@ -1,6 +1,8 @@
 # tapekit: one static library (lib/) and one program per tools/<name>/.
 # Targets: all (default), test, test-asan, guest, demo, bench, fuzz, lint, install,
-# install-strip, deb, clean.
+# install-strip, deb, clean. The suite's (test, test-asan, unit, guest, demo,
+# bench) are in mk/test.mk, the fuzzers' in mk/fuzz.mk, the package's in
+# mk/deb.mk.
 # Variables: BUILD (output folder), OPT and DEBUG (the default CXXFLAGS'
 # parts), UNITY=0 (one object a source), PREFIX, DESTDIR, STRIP,
 # INSTALL_STRIP=1, DEB_DIR, WERROR=1, TESTS (bats files), PREBUILT=1 (install
@@ -133,23 +135,9 @@ COMMON_A := $(BUILD)/lib/libtkcommon.a
 VERSION := $(shell cat VERSION)
 TOOLS := $(sort $(notdir $(patsubst %/main.cpp,%,$(wildcard tools/*/main.cpp))))
 BINS := $(TOOLS:%=$(BUILD)/bin/%)
-UNIT_SRCS := $(sort $(wildcard tests/unit/*.cpp))
-UNIT_BIN := $(BUILD)/bin/unit-tests
-HELPER_SRCS := $(sort $(wildcard tests/helpers/*.cpp))
-HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.cpp=$(BUILD)/test-bin/%)
-# The helpers that drive lib/ code under test (the tape backends, the rmt
-# client, the confined open) are also built with the sanitizers; the sanitizer
-# pass takes the others (data sources, relays, probes) from the plain build.
-ASAN_HELPERS := open-beneath rmt-client tape-property tapectl
-ASAN_HELPER_BINS := $(ASAN_HELPERS:%=$(BUILD)/asan/test-bin/%)
-SHIM_SRCS := $(sort $(wildcard tests/shim/*.c))
-SHIMS := $(SHIM_SRCS:tests/shim/%.c=$(BUILD)/test-lib/%.so)
-# libFuzzer targets (make fuzz, below).
-FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.cpp))
-FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.cpp=$(BUILD)/fuzz/%)
 
-.PHONY: all test test-asan unit demo bench fuzz lint install install-strip deb deb-version-check clean \
-        deps-build deps-test deps-demo deps-bench deps-fuzz deps-deb deps-guest guest
+.PHONY: all lint install install-strip clean \
+        deps-build deps-test deps-demo deps-bench deps-fuzz deps-deb deps-guest
 all: $(BINS)
 
 # Installs the Debian packages in $(1) that are missing; not root: says how.
@@ -224,22 +212,9 @@ $(BINS):
 	@test -x $@ || { echo "$@ is missing: PREBUILT=1 packages an existing build (make all first)" >&2; exit 1; }
 endif
 
-# The tests' own code (GoogleTest's templates, mostly) at -Og, half the
-# compile time of -O2, with line tables only (-g1: enough for a failure's
-# backtrace); the library they test is the one the programs link.
-ifeq ($(UNITY),1)
-$(eval $(call unity_halves,unit,$(UNIT_SRCS)))
-UNIT_OBJS := $(call unity_obj,unit1) $(call unity_obj,unit2)
-else
-UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
-endif
-$(UNIT_OBJS): ALL_CXXFLAGS += -Og -g1
-$(UNIT_OBJS): | deps-test
-# A program's own units the unit tests reach, one object each.
-UNIT_TOOL_OBJS := $(BUILD)/obj/tools/buffer/drive_watch.o
-$(UNIT_BIN): $(UNIT_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A) | deps-test
-	@mkdir -p $(@D)
-	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(DIGEST_LIBS) $(LDLIBS)
+include mk/fuzz.mk
+# Declares the unit tests' unity groups.
+include mk/test.mk
 
 # (After every group is declared: the rules name each one, so that no other
 # file, a .d makefile say, is taken for a group to make.)
@@ -256,77 +231,6 @@ $(UNITY_GROUPS:%=$(BUILD)/obj/unity/%.o): $(BUILD)/obj/unity/%.o: $(BUILD)/unity
 .PHONY: FORCE
 FORCE:
 
-# The test helpers: optimized as the programs (some are the benches' data
-# sources and relays), with line tables only (-g1): 11 s instead of 13.5.
-$(BUILD)/test-bin/%: tests/helpers/%.cpp $(COMMON_A) $(LIB_A)
-	@mkdir -p $(@D)
-	$(CXX) $(ALL_CXXFLAGS) -g1 $(SANITIZER_LDFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(DIGEST_LIBS) $(LDLIBS)
-
-$(BUILD)/test-lib/%.so: tests/shim/%.c $(wildcard tests/shim/*.h)
-	@mkdir -p $(@D)
-	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl
-
-unit: $(UNIT_BIN)
-
-# The sanitizer build, in $(BUILD)/asan. -Og -g1 (line tables, enough for
-# the sanitizers' reports) compiles in about half the time of -O1 -g, whose
-# variable tracking under ASan and UBSan was most of a clean make test's
-# build; the tests run about as fast.
-ASAN_MAKE := BUILD=$(BUILD)/asan OPT=-Og DEBUG=-g1 \
-  SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-
-# What tests/st-guest boots, in $(BUILD)/guest: Debian 12's kernel
-# (fetched once, kept while linux-image-amd64 names the same one) and a
-# busybox initramfs with tests/guest/init.
-GUEST := $(BUILD)/guest/initramfs.cpio.gz
-$(GUEST): tests/guest/build-guest tests/guest/init | deps-guest
-	tests/guest/build-guest $(BUILD)/guest
-guest: $(GUEST)
-
-# (GUEST is set above: a rule's prerequisites are read where the rule is.)
-# The whole suite: unit tests, every bats file, then the sanitizer pass.
-# The fuzzers are built here, with -j, rather than by rmt-fuzz.bats on one core.
-test: deps-test deps-guest all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS) $(GUEST)
-	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS) >/dev/null
-	@BUILD=$(BUILD) tests/run-suites $(TESTS)
-
-# Only the sanitizer pass (also part of `make test`).
-test-asan: deps-test
-	@$(MAKE) --no-print-directory all $(HELPER_BINS) $(SHIMS)
-	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS)
-	@BUILD=$(BUILD) TK_ONLY_ASAN=1 tests/run-suites $(TESTS)
-
-demo: deps-demo all $(BUILD)/test-bin/pacer
-	@BUILD=$(BUILD) tests/demo
-
-bench: deps-bench all $(HELPER_BINS)
-	@BUILD=$(BUILD) bench/run-all
-
-# libFuzzer targets (tests/fuzz/*.cpp) built with clang against lib/ and
-# lib/rmt/, each run for FUZZ_TIME seconds on its corpus in tests/fuzz/corpus/
-# (new inputs go to $(BUILD)/fuzz/, the kept corpus is only read).
-FUZZ_TIME ?= 60
-fuzz: $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $$f.corpus tests/fuzz/corpus/$$n; \
-	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
-	    $$f.corpus tests/fuzz/corpus/$$n 2>$$f.log || { tail -40 $$f.log; exit 1; }; \
-	  grep -E 'stat::number_of_executed_units' $$f.log | sed "s|^|$$n: |"; done
-# The parsers' sources; lib/digest.cpp would need OpenSSL and libxxhash linked.
-FUZZ_LIB_SRCS := $(filter-out lib/digest.cpp,$(wildcard lib/*.cpp lib/rmt/*.cpp)) lib/tape/tape_status.cpp \
-                 lib/tape/tape_health.cpp lib/scsi/cdb.cpp lib/scsi/pages.cpp lib/scsi/sg_io.cpp
-FUZZ_LIB_HDRS := $(wildcard lib/*.hpp lib/rmt/*.hpp lib/scsi/*.hpp) lib/tape/tape_status.hpp
-# One object per source, so that make -j compiles them side by side (in one
-# clang++ command they took 18 s on one core); fuzzer-no-link instruments
-# them for coverage without libFuzzer's main().
-FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.cpp=$(BUILD)/fuzz/obj/%.o)
-# Kept: made by a pattern rule for a pattern rule, make would delete them.
-.SECONDARY: $(FUZZ_LIB_OBJS)
-$(BUILD)/fuzz/obj/%.o: %.cpp $(FUZZ_LIB_HDRS) | deps-fuzz
-	@mkdir -p $(@D)
-	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
-$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(FUZZ_LIB_OBJS) $(FUZZ_LIB_HDRS) | deps-fuzz
-	@mkdir -p $(@D)
-	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_OBJS) -pthread
 deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
 
 lint:
@@ -358,28 +262,7 @@ endif
 install-strip:
 	$(MAKE) --no-print-directory INSTALL_STRIP=1 install
 
-# tapekit_VERSION_amd64.deb (and its -dbgsym) in DEB_DIR, from the programs
-# in $(BUILD) (nothing is compiled again), checked by lintian. debian/ is
-# copied there, so the package build writes nothing into the tree.
-DEB_DIR ?= $(BUILD)/deb
-# More of lintian's tags for the log (tests/deb.bats: -I --pedantic); only
-# errors and warnings fail the build.
-LINTIAN_FLAGS ?=
-deb: deps-deb deb-version-check all
-	rm -rf $(DEB_DIR)/src $(DEB_DIR)/tapekit*_*.deb && mkdir -p $(DEB_DIR)/src && cp -R debian $(DEB_DIR)/src/
-	+cd $(DEB_DIR)/src && TK_SRC=$(CURDIR) TK_BUILD=$(abspath $(BUILD)) debian/rules binary >../build.log 2>&1 \
-	  || { tail -30 ../build.log; exit 1; }
-	lintian --fail-on error,warning $(LINTIAN_FLAGS) $(DEB_DIR)/tapekit_$$(cat VERSION)_amd64.deb
-	hardening-check --nocfprotection $(DEB_DIR)/src/debian/tapekit/usr/bin/* $(DEB_DIR)/src/debian/tapekit/usr/sbin/*
-
-# The package's version is VERSION's: debian/changelog must say so.
-VERSION_FILE ?= VERSION
-DEB_CHANGELOG ?= debian/changelog
-deb-version-check:
-	@want=$$(cat $(VERSION_FILE)) && have=$$(dpkg-parsechangelog -l $(DEB_CHANGELOG) -S Version) && \
-	  if [ "$$want" != "$$have" ]; then \
-	    echo "$(DEB_CHANGELOG) is at version $$have but $(VERSION_FILE) says $$want: add a changelog entry (dch -v $$want)" >&2; exit 1; \
-	  fi
+include mk/deb.mk
 
 clean:
 	rm -rf $(BUILD)

@@ -2,7 +2,8 @@
 # Targets: all (default), test, test-asan, guest, demo, bench, fuzz, lint, install,
 # install-strip, deb, clean. The suite's (test, test-asan, unit, guest, demo,
 # bench) are in mk/test.mk, the fuzzers' in mk/fuzz.mk, the package's in
-# mk/deb.mk.
+# mk/deb.mk. As root, make first installs the Debian packages its goals need
+# (<goal>_PACKAGES beside a goal's rule; mk/packages.mk).
 # Variables: BUILD (output folder), OPT and DEBUG (the default CXXFLAGS'
 # parts), UNITY=0 (one object a source), PREFIX, DESTDIR, STRIP,
 # INSTALL_STRIP=1, DEB_DIR, WERROR=1, TESTS (bats files), PREBUILT=1 (install
@@ -54,35 +55,6 @@ SANITIZER_LDFLAGS := $(if $(findstring address,$(SANITIZE)),-static-libasan) \
                      $(if $(findstring undefined,$(SANITIZE)),-static-libubsan)
 TOOL_LDFLAGS := $(if $(SANITIZE),-static-libstdc++ -static-libgcc) $(SANITIZER_LDFLAGS) $(HARDEN_LDFLAGS)
 
-# Debian packages, by what needs them. `make` installs what is missing (as root).
-PKGS_BUILD := g++ make libcxxopts-dev libboost-dev libssl-dev libxxhash-dev
-PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev \
-             buffer mbuffer tar cpio dump mt-st simh openssh-server openssh-client \
-             e2fsprogs strace mandoc xxd procps coreutils openssl shellcheck clang libclang-rt-14-dev \
-             xxhash jq
-# tests/completion.bats sources completion/* through Debian's bash-completion.
-PKGS_TEST += bash-completion
-# tests/health.bats compares mt's drive-health reports with sg_logs,
-# sg_read_attr and sg_inq (sg3-utils), tapeinfo (mtx) and stenc.
-PKGS_TEST += sg3-utils mtx stenc
-# tests/buffer-record.bats checks buffer --plot's SVG with xmllint and has
-# librsvg (rsvg-convert) and a headless chromium draw it.
-PKGS_TEST += libxml2-utils librsvg2-bin chromium python3
-# tests/real-drive.bats boots Debian 12's kernel under QEMU (TCG) with its
-# real st, sg and ch drivers against drives and a changer that tgt emulates
-# on 127.0.0.1 (tests/st-guest): QEMU reaches them with libiscsi
-# (qemu-block-extra); the initramfs is busybox-static's, its modules found
-# with kmod's modprobe and packed with cpio; python3 unpacks the kernel.
-PKGS_GUEST := tgt qemu-system-x86 qemu-block-extra busybox-static kmod cpio python3 mt-st
-# Bacula's mtx-changer (bacula-sd) drives the guest's changer with our mt as
-# its mt; without its recommends (bacula-bscan would bring a catalogue
-# database), and its storage daemon is not started.
-PKGS_GUEST_BARE := bacula-sd
-PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
-PKGS_BENCH := $(PKGS_TEST) time iperf3
-PKGS_FUZZ := clang libclang-rt-14-dev
-# make deb, and tests/deb.bats (part of make test) which installs the package.
-PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file devscripts
 
 # A unity build (UNITY=1, the default): the sources of each group below are
 # compiled as one translation unit, which parses the standard library's and
@@ -136,44 +108,11 @@ VERSION := $(shell cat VERSION)
 TOOLS := $(sort $(notdir $(patsubst %/main.cpp,%,$(wildcard tools/*/main.cpp))))
 BINS := $(TOOLS:%=$(BUILD)/bin/%)
 
-.PHONY: all lint install install-strip clean \
-        deps-build deps-test deps-demo deps-bench deps-fuzz deps-deb deps-guest
+.PHONY: all lint install install-strip clean
 all: $(BINS)
 
-# Installs the Debian packages in $(1) that are missing; not root: says how.
-# With $(2) non-empty, no service a package brings is started by its
-# install (a policy-rc.d that denies them all, unless the machine has one,
-# removed afterwards): tgt would start the system's tgtd, listening on every
-# address. With $(3) non-empty, what the packages only recommend is left out.
-define ensure_packages
-	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing missing Debian packages:" $$missing; \
-	    policy=; \
-	    if [ -n "$(2)" ] && [ ! -e /usr/sbin/policy-rc.d ]; then \
-	      policy=/usr/sbin/policy-rc.d; printf '#!/bin/sh\nexit 101\n' >$$policy && chmod 755 $$policy || exit 1; \
-	    fi; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(if $(3),--no-install-recommends) $$missing >/dev/null; \
-	    status=$$?; [ -z "$$policy" ] || rm -f $$policy; [ $$status = 0 ] || exit 1; \
-	  else \
-	    echo "missing Debian packages; as root run: apt-get install -y" $$missing >&2; exit 1; \
-	  fi; \
-	fi
-endef
 
-# One apt-get at a time (dpkg's lock): the wider lists wait for the build's
-# (the suite builds and installs the package: deps-test waits for deps-deb).
-deps-build: ; $(call ensure_packages,$(PKGS_BUILD))
-deps-test: deps-deb ; $(call ensure_packages,$(PKGS_TEST))
-deps-demo: deps-build ; $(call ensure_packages,$(PKGS_DEMO))
-deps-bench: deps-test ; $(call ensure_packages,$(PKGS_BENCH))
-deps-guest: deps-test
-	$(call ensure_packages,$(PKGS_GUEST),no services)
-	$(call ensure_packages,$(PKGS_GUEST_BARE),no services,no recommends)
-deps-deb: deps-build ; $(call ensure_packages,$(PKGS_DEB))
-
-$(BUILD)/obj/%.o: %.cpp | deps-build
+$(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
@@ -225,14 +164,15 @@ $(UNITY_GROUPS:%=$(BUILD)/unity/%.cpp): $(BUILD)/unity/%.cpp: FORCE
 	@mkdir -p $(@D)
 	@printf '#include "$(CURDIR)/%s"\n' $(UNITY_SRCS_$*) >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
-$(UNITY_GROUPS:%=$(BUILD)/obj/unity/%.o): $(BUILD)/obj/unity/%.o: $(BUILD)/unity/%.cpp | deps-build
+$(UNITY_GROUPS:%=$(BUILD)/obj/unity/%.o): $(BUILD)/obj/unity/%.o: $(BUILD)/unity/%.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 .PHONY: FORCE
 FORCE:
 
-deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
 
+# Installs nothing: mandoc and shellcheck come with the suite's packages.
+lint_PACKAGES :=
 lint:
 	mandoc -T lint -W warning man/*.[18]
 	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep \
@@ -259,12 +199,18 @@ ifneq ($(COMPLETIONS),)
 	install -m 0644 $(COMPLETIONS) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
 endif
 
+# (Its make install installs them.)
+install-strip_PACKAGES :=
 install-strip:
 	$(MAKE) --no-print-directory INSTALL_STRIP=1 install
 
 include mk/deb.mk
 
+clean_PACKAGES :=
 clean:
 	rm -rf $(BUILD)
+
+# Last: it reads the goals' *_PACKAGES.
+include mk/packages.mk
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -8,7 +8,8 @@ DEB_DIR ?= $(BUILD)/deb
 LINTIAN_FLAGS ?=
 
 .PHONY: deb deb-version-check
-deb: deps-deb deb-version-check all
+deb_PACKAGES := deps-deb
+deb: deb-version-check all
 	rm -rf $(DEB_DIR)/src $(DEB_DIR)/tapekit*_*.deb && mkdir -p $(DEB_DIR)/src && cp -R debian $(DEB_DIR)/src/
 	+cd $(DEB_DIR)/src && TK_SRC=$(CURDIR) TK_BUILD=$(abspath $(BUILD)) debian/rules binary >../build.log 2>&1 \
 	  || { tail -30 ../build.log; exit 1; }
@@ -18,6 +19,7 @@ deb: deps-deb deb-version-check all
 # The package's version is VERSION's: debian/changelog must say so.
 VERSION_FILE ?= VERSION
 DEB_CHANGELOG ?= debian/changelog
+deb-version-check_PACKAGES :=
 deb-version-check:
 	@want=$$(cat $(VERSION_FILE)) && have=$$(dpkg-parsechangelog -l $(DEB_CHANGELOG) -S Version) && \
 	  if [ "$$want" != "$$have" ]; then \

@@ -9,6 +9,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.cpp=$(BUILD)/fuzz/%)
 FUZZ_TIME ?= 60
 
 .PHONY: fuzz
+fuzz_PACKAGES := deps-fuzz
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $$f.corpus tests/fuzz/corpus/$$n; \
 	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
@@ -24,9 +25,9 @@ FUZZ_LIB_HDRS := $(wildcard lib/*.hpp lib/rmt/*.hpp lib/scsi/*.hpp) lib/tape/tap
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.cpp=$(BUILD)/fuzz/obj/%.o)
 # Kept: made by a pattern rule for a pattern rule, make would delete them.
 .SECONDARY: $(FUZZ_LIB_OBJS)
-$(BUILD)/fuzz/obj/%.o: %.cpp $(FUZZ_LIB_HDRS) | deps-fuzz
+$(BUILD)/fuzz/obj/%.o: %.cpp $(FUZZ_LIB_HDRS)
 	@mkdir -p $(@D)
 	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
-$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(FUZZ_LIB_OBJS) $(FUZZ_LIB_HDRS) | deps-fuzz
+$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(FUZZ_LIB_OBJS) $(FUZZ_LIB_HDRS)
 	@mkdir -p $(@D)
 	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_OBJS) -pthread

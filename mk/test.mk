@@ -26,10 +26,9 @@ else
 UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
 endif
 $(UNIT_OBJS): ALL_CXXFLAGS += -Og -g1
-$(UNIT_OBJS): | deps-test
 # A program's own units the unit tests reach, one object each.
 UNIT_TOOL_OBJS := $(BUILD)/obj/tools/buffer/drive_watch.o
-$(UNIT_BIN): $(UNIT_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A) | deps-test
+$(UNIT_BIN): $(UNIT_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(DIGEST_LIBS) $(LDLIBS)
 
@@ -43,6 +42,7 @@ $(BUILD)/test-lib/%.so: tests/shim/%.c $(wildcard tests/shim/*.h)
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl
 
+unit_PACKAGES := deps-test
 unit: $(UNIT_BIN)
 
 # The sanitizer build, in $(BUILD)/asan. -Og -g1 (line tables, enough for
@@ -56,25 +56,30 @@ ASAN_MAKE := BUILD=$(BUILD)/asan OPT=-Og DEBUG=-g1 \
 # (fetched once, kept while linux-image-amd64 names the same one) and a
 # busybox initramfs with tests/guest/init.
 GUEST := $(BUILD)/guest/initramfs.cpio.gz
-$(GUEST): tests/guest/build-guest tests/guest/init | deps-guest
+$(GUEST): tests/guest/build-guest tests/guest/init
 	tests/guest/build-guest $(BUILD)/guest
+guest_PACKAGES := deps-guest
 guest: $(GUEST)
 
 # (GUEST is set above: a rule's prerequisites are read where the rule is.)
 # The whole suite: unit tests, every bats file, then the sanitizer pass.
 # The fuzzers are built here, with -j, rather than by rmt-fuzz.bats on one core.
-test: deps-test deps-guest all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS) $(GUEST)
+test_PACKAGES := deps-test deps-guest deps-fuzz
+test: all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS) $(GUEST)
 	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS) >/dev/null
 	@BUILD=$(BUILD) tests/run-suites $(TESTS)
 
 # Only the sanitizer pass (also part of `make test`).
-test-asan: deps-test
+test-asan_PACKAGES := deps-test
+test-asan:
 	@$(MAKE) --no-print-directory all $(HELPER_BINS) $(SHIMS)
 	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS)
 	@BUILD=$(BUILD) TK_ONLY_ASAN=1 tests/run-suites $(TESTS)
 
-demo: deps-demo all $(BUILD)/test-bin/pacer
+demo_PACKAGES := deps-demo
+demo: all $(BUILD)/test-bin/pacer
 	@BUILD=$(BUILD) tests/demo
 
-bench: deps-bench all $(HELPER_BINS)
+bench_PACKAGES := deps-bench
+bench: all $(HELPER_BINS)
 	@BUILD=$(BUILD) bench/run-all

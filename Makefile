@@ -1,6 +1,9 @@
 # tapekit: one static library (lib/) and one program per tools/<name>/.
 # Targets: all (default), test, test-asan, guest, demo, bench, fuzz, lint, install,
-# install-strip, deb, clean.
+# install-strip, deb, clean. The suite's (test, test-asan, unit, guest, demo,
+# bench) are in mk/test.mk, the fuzzers' in mk/fuzz.mk, the package's in
+# mk/deb.mk. As root, make first installs the Debian packages its goals need
+# (<goal>_PACKAGES beside a goal's rule; mk/packages.mk).
 # Variables: BUILD (output folder), OPT and DEBUG (the default CXXFLAGS'
 # parts), UNITY=0 (one object a source), PREFIX, DESTDIR, STRIP,
 # INSTALL_STRIP=1, DEB_DIR, WERROR=1, TESTS (bats files), PREBUILT=1 (install
@@ -52,35 +55,6 @@ SANITIZER_LDFLAGS := $(if $(findstring address,$(SANITIZE)),-static-libasan) \
                      $(if $(findstring undefined,$(SANITIZE)),-static-libubsan)
 TOOL_LDFLAGS := $(if $(SANITIZE),-static-libstdc++ -static-libgcc) $(SANITIZER_LDFLAGS) $(HARDEN_LDFLAGS)
 
-# Debian packages, by what needs them. `make` installs what is missing (as root).
-PKGS_BUILD := g++ make libcxxopts-dev libboost-dev libssl-dev libxxhash-dev
-PKGS_TEST := $(PKGS_BUILD) bats bats-support bats-assert bats-file libgtest-dev \
-             buffer mbuffer tar cpio dump mt-st simh openssh-server openssh-client \
-             e2fsprogs strace mandoc xxd procps coreutils openssl shellcheck clang libclang-rt-14-dev \
-             xxhash jq
-# tests/completion.bats sources completion/* through Debian's bash-completion.
-PKGS_TEST += bash-completion
-# tests/health.bats compares mt's drive-health reports with sg_logs,
-# sg_read_attr and sg_inq (sg3-utils), tapeinfo (mtx) and stenc.
-PKGS_TEST += sg3-utils mtx stenc
-# tests/buffer-record.bats checks buffer --plot's SVG with xmllint and has
-# librsvg (rsvg-convert) and a headless chromium draw it.
-PKGS_TEST += libxml2-utils librsvg2-bin chromium python3
-# tests/real-drive.bats boots Debian 12's kernel under QEMU (TCG) with its
-# real st, sg and ch drivers against drives and a changer that tgt emulates
-# on 127.0.0.1 (tests/st-guest): QEMU reaches them with libiscsi
-# (qemu-block-extra); the initramfs is busybox-static's, its modules found
-# with kmod's modprobe and packed with cpio; python3 unpacks the kernel.
-PKGS_GUEST := tgt qemu-system-x86 qemu-block-extra busybox-static kmod cpio python3 mt-st
-# Bacula's mtx-changer (bacula-sd) drives the guest's changer with our mt as
-# its mt; without its recommends (bacula-bscan would bring a catalogue
-# database), and its storage daemon is not started.
-PKGS_GUEST_BARE := bacula-sd
-PKGS_DEMO := $(PKGS_BUILD) tar openssh-server openssh-client
-PKGS_BENCH := $(PKGS_TEST) time iperf3
-PKGS_FUZZ := clang libclang-rt-14-dev
-# make deb, and tests/deb.bats (part of make test) which installs the package.
-PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file devscripts
 
 # A unity build (UNITY=1, the default): the sources of each group below are
 # compiled as one translation unit, which parses the standard library's and
@@ -133,59 +107,12 @@ COMMON_A := $(BUILD)/lib/libtkcommon.a
 VERSION := $(shell cat VERSION)
 TOOLS := $(sort $(notdir $(patsubst %/main.cpp,%,$(wildcard tools/*/main.cpp))))
 BINS := $(TOOLS:%=$(BUILD)/bin/%)
-UNIT_SRCS := $(sort $(wildcard tests/unit/*.cpp))
-UNIT_BIN := $(BUILD)/bin/unit-tests
-HELPER_SRCS := $(sort $(wildcard tests/helpers/*.cpp))
-HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.cpp=$(BUILD)/test-bin/%)
-# The helpers that drive lib/ code under test (the tape backends, the rmt
-# client, the confined open) are also built with the sanitizers; the sanitizer
-# pass takes the others (data sources, relays, probes) from the plain build.
-ASAN_HELPERS := open-beneath rmt-client tape-property tapectl
-ASAN_HELPER_BINS := $(ASAN_HELPERS:%=$(BUILD)/asan/test-bin/%)
-SHIM_SRCS := $(sort $(wildcard tests/shim/*.c))
-SHIMS := $(SHIM_SRCS:tests/shim/%.c=$(BUILD)/test-lib/%.so)
-# libFuzzer targets (make fuzz, below).
-FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.cpp))
-FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.cpp=$(BUILD)/fuzz/%)
 
-.PHONY: all test test-asan unit demo bench fuzz lint install install-strip deb deb-version-check clean \
-        deps-build deps-test deps-demo deps-bench deps-fuzz deps-deb deps-guest guest
+.PHONY: all lint install install-strip clean
 all: $(BINS)
 
-# Installs the Debian packages in $(1) that are missing; not root: says how.
-# With $(2) non-empty, no service a package brings is started by its
-# install (a policy-rc.d that denies them all, unless the machine has one,
-# removed afterwards): tgt would start the system's tgtd, listening on every
-# address. With $(3) non-empty, what the packages only recommend is left out.
-define ensure_packages
-	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing missing Debian packages:" $$missing; \
-	    policy=; \
-	    if [ -n "$(2)" ] && [ ! -e /usr/sbin/policy-rc.d ]; then \
-	      policy=/usr/sbin/policy-rc.d; printf '#!/bin/sh\nexit 101\n' >$$policy && chmod 755 $$policy || exit 1; \
-	    fi; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(if $(3),--no-install-recommends) $$missing >/dev/null; \
-	    status=$$?; [ -z "$$policy" ] || rm -f $$policy; [ $$status = 0 ] || exit 1; \
-	  else \
-	    echo "missing Debian packages; as root run: apt-get install -y" $$missing >&2; exit 1; \
-	  fi; \
-	fi
-endef
 
-# One apt-get at a time (dpkg's lock): the wider lists wait for the build's
-# (the suite builds and installs the package: deps-test waits for deps-deb).
-deps-build: ; $(call ensure_packages,$(PKGS_BUILD))
-deps-test: deps-deb ; $(call ensure_packages,$(PKGS_TEST))
-deps-demo: deps-build ; $(call ensure_packages,$(PKGS_DEMO))
-deps-bench: deps-test ; $(call ensure_packages,$(PKGS_BENCH))
-deps-guest: deps-test
-	$(call ensure_packages,$(PKGS_GUEST),no services)
-	$(call ensure_packages,$(PKGS_GUEST_BARE),no services,no recommends)
-deps-deb: deps-build ; $(call ensure_packages,$(PKGS_DEB))
-
-$(BUILD)/obj/%.o: %.cpp | deps-build
+$(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
@@ -224,22 +151,9 @@ $(BINS):
 	@test -x $@ || { echo "$@ is missing: PREBUILT=1 packages an existing build (make all first)" >&2; exit 1; }
 endif
 
-# The tests' own code (GoogleTest's templates, mostly) at -Og, half the
-# compile time of -O2, with line tables only (-g1: enough for a failure's
-# backtrace); the library they test is the one the programs link.
-ifeq ($(UNITY),1)
-$(eval $(call unity_halves,unit,$(UNIT_SRCS)))
-UNIT_OBJS := $(call unity_obj,unit1) $(call unity_obj,unit2)
-else
-UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
-endif
-$(UNIT_OBJS): ALL_CXXFLAGS += -Og -g1
-$(UNIT_OBJS): | deps-test
-# A program's own units the unit tests reach, one object each.
-UNIT_TOOL_OBJS := $(BUILD)/obj/tools/buffer/drive_watch.o
-$(UNIT_BIN): $(UNIT_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A) | deps-test
-	@mkdir -p $(@D)
-	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(DIGEST_LIBS) $(LDLIBS)
+include mk/fuzz.mk
+# Declares the unit tests' unity groups.
+include mk/test.mk
 
 # (After every group is declared: the rules name each one, so that no other
 # file, a .d makefile say, is taken for a group to make.)
@@ -250,85 +164,15 @@ $(UNITY_GROUPS:%=$(BUILD)/unity/%.cpp): $(BUILD)/unity/%.cpp: FORCE
 	@mkdir -p $(@D)
 	@printf '#include "$(CURDIR)/%s"\n' $(UNITY_SRCS_$*) >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
-$(UNITY_GROUPS:%=$(BUILD)/obj/unity/%.o): $(BUILD)/obj/unity/%.o: $(BUILD)/unity/%.cpp | deps-build
+$(UNITY_GROUPS:%=$(BUILD)/obj/unity/%.o): $(BUILD)/obj/unity/%.o: $(BUILD)/unity/%.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 .PHONY: FORCE
 FORCE:
 
-# The test helpers: optimized as the programs (some are the benches' data
-# sources and relays), with line tables only (-g1): 11 s instead of 13.5.
-$(BUILD)/test-bin/%: tests/helpers/%.cpp $(COMMON_A) $(LIB_A)
-	@mkdir -p $(@D)
-	$(CXX) $(ALL_CXXFLAGS) -g1 $(SANITIZER_LDFLAGS) -o $@ $< $(COMMON_A) $(LIB_A) $(DIGEST_LIBS) $(LDLIBS)
 
-$(BUILD)/test-lib/%.so: tests/shim/%.c $(wildcard tests/shim/*.h)
-	@mkdir -p $(@D)
-	$(CC) -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl
-
-unit: $(UNIT_BIN)
-
-# The sanitizer build, in $(BUILD)/asan. -Og -g1 (line tables, enough for
-# the sanitizers' reports) compiles in about half the time of -O1 -g, whose
-# variable tracking under ASan and UBSan was most of a clean make test's
-# build; the tests run about as fast.
-ASAN_MAKE := BUILD=$(BUILD)/asan OPT=-Og DEBUG=-g1 \
-  SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-
-# What tests/st-guest boots, in $(BUILD)/guest: Debian 12's kernel
-# (fetched once, kept while linux-image-amd64 names the same one) and a
-# busybox initramfs with tests/guest/init.
-GUEST := $(BUILD)/guest/initramfs.cpio.gz
-$(GUEST): tests/guest/build-guest tests/guest/init | deps-guest
-	tests/guest/build-guest $(BUILD)/guest
-guest: $(GUEST)
-
-# (GUEST is set above: a rule's prerequisites are read where the rule is.)
-# The whole suite: unit tests, every bats file, then the sanitizer pass.
-# The fuzzers are built here, with -j, rather than by rmt-fuzz.bats on one core.
-test: deps-test deps-guest all $(HELPER_BINS) $(SHIMS) $(if $(UNIT_SRCS),$(UNIT_BIN)) $(FUZZ_BINS) $(GUEST)
-	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS) >/dev/null
-	@BUILD=$(BUILD) tests/run-suites $(TESTS)
-
-# Only the sanitizer pass (also part of `make test`).
-test-asan: deps-test
-	@$(MAKE) --no-print-directory all $(HELPER_BINS) $(SHIMS)
-	@$(MAKE) --no-print-directory $(ASAN_MAKE) all $(ASAN_HELPER_BINS)
-	@BUILD=$(BUILD) TK_ONLY_ASAN=1 tests/run-suites $(TESTS)
-
-demo: deps-demo all $(BUILD)/test-bin/pacer
-	@BUILD=$(BUILD) tests/demo
-
-bench: deps-bench all $(HELPER_BINS)
-	@BUILD=$(BUILD) bench/run-all
-
-# libFuzzer targets (tests/fuzz/*.cpp) built with clang against lib/ and
-# lib/rmt/, each run for FUZZ_TIME seconds on its corpus in tests/fuzz/corpus/
-# (new inputs go to $(BUILD)/fuzz/, the kept corpus is only read).
-FUZZ_TIME ?= 60
-fuzz: $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p $$f.corpus tests/fuzz/corpus/$$n; \
-	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
-	    $$f.corpus tests/fuzz/corpus/$$n 2>$$f.log || { tail -40 $$f.log; exit 1; }; \
-	  grep -E 'stat::number_of_executed_units' $$f.log | sed "s|^|$$n: |"; done
-# The parsers' sources; lib/digest.cpp would need OpenSSL and libxxhash linked.
-FUZZ_LIB_SRCS := $(filter-out lib/digest.cpp,$(wildcard lib/*.cpp lib/rmt/*.cpp)) lib/tape/tape_status.cpp \
-                 lib/tape/tape_health.cpp lib/scsi/cdb.cpp lib/scsi/pages.cpp lib/scsi/sg_io.cpp
-FUZZ_LIB_HDRS := $(wildcard lib/*.hpp lib/rmt/*.hpp lib/scsi/*.hpp) lib/tape/tape_status.hpp
-# One object per source, so that make -j compiles them side by side (in one
-# clang++ command they took 18 s on one core); fuzzer-no-link instruments
-# them for coverage without libFuzzer's main().
-FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.cpp=$(BUILD)/fuzz/obj/%.o)
-# Kept: made by a pattern rule for a pattern rule, make would delete them.
-.SECONDARY: $(FUZZ_LIB_OBJS)
-$(BUILD)/fuzz/obj/%.o: %.cpp $(FUZZ_LIB_HDRS) | deps-fuzz
-	@mkdir -p $(@D)
-	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
-$(BUILD)/fuzz/%: tests/fuzz/%.cpp $(FUZZ_LIB_OBJS) $(FUZZ_LIB_HDRS) | deps-fuzz
-	@mkdir -p $(@D)
-	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_OBJS) -pthread
-deps-fuzz: ; $(call ensure_packages,$(PKGS_FUZZ))
-
+# Installs nothing: mandoc and shellcheck come with the suite's packages.
+lint_PACKAGES :=
 lint:
 	mandoc -T lint -W warning man/*.[178]
 	shellcheck -x tests/run-suites tests/demo tests/rsh-standin tests/sshd-helper tests/fault-sweep \
@@ -357,33 +201,18 @@ ifneq ($(COMPLETIONS),)
 	install -m 0644 $(COMPLETIONS) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
 endif
 
+# (Its make install installs them.)
+install-strip_PACKAGES :=
 install-strip:
 	$(MAKE) --no-print-directory INSTALL_STRIP=1 install
 
-# tapekit_VERSION_amd64.deb (and its -dbgsym) in DEB_DIR, from the programs
-# in $(BUILD) (nothing is compiled again), checked by lintian. debian/ is
-# copied there, so the package build writes nothing into the tree.
-DEB_DIR ?= $(BUILD)/deb
-# More of lintian's tags for the log (tests/deb.bats: -I --pedantic); only
-# errors and warnings fail the build.
-LINTIAN_FLAGS ?=
-deb: deps-deb deb-version-check all
-	rm -rf $(DEB_DIR)/src $(DEB_DIR)/tapekit*_*.deb && mkdir -p $(DEB_DIR)/src && cp -R debian $(DEB_DIR)/src/
-	+cd $(DEB_DIR)/src && TK_SRC=$(CURDIR) TK_BUILD=$(abspath $(BUILD)) debian/rules binary >../build.log 2>&1 \
-	  || { tail -30 ../build.log; exit 1; }
-	lintian --fail-on error,warning $(LINTIAN_FLAGS) $(DEB_DIR)/tapekit_$$(cat VERSION)_amd64.deb
-	hardening-check --nocfprotection $(DEB_DIR)/src/debian/tapekit/usr/bin/* $(DEB_DIR)/src/debian/tapekit/usr/sbin/*
+include mk/deb.mk
 
-# The package's version is VERSION's: debian/changelog must say so.
-VERSION_FILE ?= VERSION
-DEB_CHANGELOG ?= debian/changelog
-deb-version-check:
-	@want=$$(cat $(VERSION_FILE)) && have=$$(dpkg-parsechangelog -l $(DEB_CHANGELOG) -S Version) && \
-	  if [ "$$want" != "$$have" ]; then \
-	    echo "$(DEB_CHANGELOG) is at version $$have but $(VERSION_FILE) says $$want: add a changelog entry (dch -v $$want)" >&2; exit 1; \
-	  fi
-
+clean_PACKAGES :=
 clean:
 	rm -rf $(BUILD)
+
+# Last: it reads the goals' *_PACKAGES.
+include mk/packages.mk
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

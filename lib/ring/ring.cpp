@@ -46,21 +46,11 @@ struct Ring::Shared {
   std::atomic<bool> input_failed{false};
   std::atomic<bool> abort{false};
   std::atomic<bool> consumer_started{false};
-  std::atomic<bool> consumer_ready{false};
-  std::atomic<bool> consumer_reported{false};
   std::atomic<std::uint64_t> bytes_in{0};
   std::atomic<std::uint64_t> bytes_out{0};
   std::atomic<std::uint64_t> peak_filled{0};
   std::atomic<std::uint64_t> underruns{0};
   std::atomic<std::uint64_t> consumer_steps{0};
-  std::atomic<std::uint64_t> consumer_volume{1};
-  std::atomic<std::int64_t> consumer_tape_file{-1};
-  // remaining << 32 | maximum, one word so a report never mixes two samples.
-  std::atomic<std::uint64_t> tape_capacity{0};
-  std::atomic<std::uint64_t> tape_sampled_at{0};
-  std::atomic<bool> alerts_known{false};
-  std::atomic<std::uint64_t> alerts_before{0};
-  std::atomic<std::uint64_t> alerts_during{0};
   // Sleeps on the futex words, for buffer --record: the total of those
   // ended, and when the one under way began (0: none), so that a reader
   // sees a long sleep grow rather than jump when it ends.
@@ -68,15 +58,6 @@ struct Ring::Shared {
   std::atomic<std::int64_t> consumer_wait_since{0};
   std::atomic<std::uint64_t> producer_wait_ns{0};
   std::atomic<std::int64_t> producer_wait_since{0};
-  std::atomic<std::uint64_t> long_writes{0};
-  std::atomic<std::uint64_t> long_write_ns{0};
-  // The last kLongWriteLog long writes, slot = index % kLongWriteLog; a
-  // slot is stored before long_writes counts it.
-  struct LogSlot {
-    std::atomic<std::int64_t> start_ns{0};
-    std::atomic<std::int64_t> duration_ns{0};
-  };
-  LogSlot long_write_log[kLongWriteLog];
   // Followed by `blocks` lengths, then the blocks themselves.
 };
 
@@ -117,9 +98,8 @@ constexpr std::size_t kAlign = 4096;
 
 constexpr std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
-// The block lengths follow the fixed part of the header (the counters and
-// the long-write log).
-constexpr std::size_t kLengthsOffset = 512 + Ring::kLongWriteLog * 16;
+// The block lengths follow the fixed part of the header (the counters).
+constexpr std::size_t kLengthsOffset = 512;
 
 std::int64_t steady_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -559,25 +539,6 @@ void Ring::set_bytes_out(std::uint64_t bytes) noexcept { shared_->bytes_out.stor
 void Ring::note_consumer_step() noexcept { shared_->consumer_steps.fetch_add(1); }
 std::uint64_t Ring::consumer_steps() const noexcept { return shared_->consumer_steps.load(); }
 void Ring::note_consumer_started() noexcept { shared_->consumer_started.store(true); }
-void Ring::set_consumer_volume(std::uint64_t volume) noexcept {
-  shared_->consumer_volume.store(volume);
-}
-void Ring::set_consumer_tape_file(std::int64_t file) noexcept {
-  shared_->consumer_tape_file.store(file);
-}
-void Ring::set_output_capacity(std::uint32_t remaining_mib, std::uint32_t maximum_mib,
-                               std::uint64_t at_bytes_out) noexcept {
-  shared_->tape_sampled_at.store(at_bytes_out);
-  shared_->tape_capacity.store(std::uint64_t{remaining_mib} << 32 | maximum_mib);
-}
-void Ring::add_output_alerts(std::uint64_t flags, bool before_run) noexcept {
-  (before_run ? shared_->alerts_before : shared_->alerts_during).fetch_or(flags);
-  shared_->alerts_known.store(true);
-}
-void Ring::set_consumer_ready() noexcept { shared_->consumer_ready.store(true); }
-bool Ring::consumer_ready() const noexcept { return shared_->consumer_ready.load(); }
-void Ring::set_consumer_reported() noexcept { shared_->consumer_reported.store(true); }
-bool Ring::consumer_reported() const noexcept { return shared_->consumer_reported.load(); }
 bool Ring::input_finished() const noexcept { return shared_->input_done.load(); }
 bool Ring::input_failed() const noexcept { return shared_->input_failed.load(); }
 
@@ -589,43 +550,9 @@ RingStats Ring::stats() const noexcept {
   r.blocks_filled = s.produced.load() - s.consumed.load();
   r.peak_filled = s.peak_filled.load(std::memory_order_relaxed);
   r.underruns = s.underruns.load(std::memory_order_relaxed);
-  r.volume = s.consumer_volume.load(std::memory_order_relaxed);
-  r.tape_file = s.consumer_tape_file.load(std::memory_order_relaxed);
-  std::uint64_t capacity = s.tape_capacity.load();
-  r.tape_remaining_mib = static_cast<std::uint32_t>(capacity >> 32);
-  r.tape_maximum_mib = static_cast<std::uint32_t>(capacity);
-  r.tape_sampled_at = s.tape_sampled_at.load();
-  r.alerts_known = s.alerts_known.load();
-  r.alerts_before = s.alerts_before.load();
-  r.alerts_during = s.alerts_during.load();
   r.consumer_wait_ns = slept_ns(s.consumer_wait_ns, s.consumer_wait_since);
   r.producer_wait_ns = slept_ns(s.producer_wait_ns, s.producer_wait_since);
-  r.long_writes = s.long_writes.load(std::memory_order_acquire);
-  r.long_write_ns = s.long_write_ns.load(std::memory_order_relaxed);
   return r;
-}
-
-void Ring::note_long_write(std::int64_t start_ns, std::int64_t duration_ns) noexcept {
-  Shared& s = *shared_;
-  std::uint64_t index = s.long_writes.load(std::memory_order_relaxed);
-  Shared::LogSlot& slot = s.long_write_log[index % kLongWriteLog];
-  slot.start_ns.store(start_ns, std::memory_order_relaxed);
-  slot.duration_ns.store(duration_ns, std::memory_order_relaxed);
-  s.long_write_ns.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(duration_ns, 0)),
-                            std::memory_order_relaxed);
-  s.long_writes.store(index + 1, std::memory_order_release);
-}
-
-std::optional<LongWrite> Ring::long_write(std::uint64_t index) const noexcept {
-  const Shared& s = *shared_;
-  std::uint64_t count = s.long_writes.load(std::memory_order_acquire);
-  if (index >= count || count - index > kLongWriteLog) return std::nullopt;
-  const Shared::LogSlot& slot = s.long_write_log[index % kLongWriteLog];
-  LongWrite w{slot.start_ns.load(std::memory_order_relaxed),
-              slot.duration_ns.load(std::memory_order_relaxed)};
-  // Overwritten while it was read: the slot is a later write's now.
-  if (s.long_writes.load(std::memory_order_acquire) - index > kLongWriteLog) return std::nullopt;
-  return w;
 }
 
 }  // namespace tk

@@ -28,33 +28,11 @@ struct RingStats {
   // Consumer waits for a single block on an empty ring after it started: a
   // wait for more (buffer's -p, a high-water mark) is by design, not counted.
   std::uint64_t underruns = 0;
-  std::uint64_t volume = 1;        // the consumer's output volume, from 1
-  std::int64_t tape_file = -1;     // the tape file the consumer writes, -1 = not known
-  // The output drive's main partition as the consumer last sampled it (LOG
-  // SENSE page 0x31), with bytes_out at that moment: the progress reports
-  // count what went out since. tape_maximum_mib 0: no drive, or it cannot say.
-  std::uint32_t tape_remaining_mib = 0;
-  std::uint32_t tape_maximum_mib = 0;
-  std::uint64_t tape_sampled_at = 0;
-  // TapeAlert flags (bit n-1 for flag n) the output drive reported: already
-  // active when the run began, and raised during it. alerts_known: it answered.
-  bool alerts_known = false;
-  std::uint64_t alerts_before = 0;
-  std::uint64_t alerts_during = 0;
   // Time each side has slept waiting for the other (buffer --record): the
   // consumer for data once it started, the producer for room; a sleep still
   // under way counts up to now. Read with a clock, only on the wait paths.
   std::uint64_t consumer_wait_ns = 0;
   std::uint64_t producer_wait_ns = 0;
-  // Consumer calls that took note_long_write()'s threshold or longer.
-  std::uint64_t long_writes = 0;
-  std::uint64_t long_write_ns = 0;
-};
-
-// One long write, in steady_clock nanoseconds (the same clock in both processes).
-struct LongWrite {
-  std::int64_t start_ns = 0;
-  std::int64_t duration_ns = 0;
 };
 
 class Ring {
@@ -133,35 +111,11 @@ class Ring {
   void request_abort() noexcept;  // stop now, queued data is discarded
   bool abort_requested() const noexcept;
   void note_consumer_started() noexcept;
-  // The consumer moved on to its output's next volume (for progress reports).
-  void set_consumer_volume(std::uint64_t volume) noexcept;
-  // The file number on tape the consumer writes (-1: not a tape, or it cannot say).
-  void set_consumer_tape_file(std::int64_t file) noexcept;
-  // The output drive's capacity, sampled when bytes_out was at_bytes_out.
-  void set_output_capacity(std::uint32_t remaining_mib, std::uint32_t maximum_mib,
-                           std::uint64_t at_bytes_out) noexcept;
-  // TapeAlert flags the output drive reported (it answers, even with none).
-  void add_output_alerts(std::uint64_t flags, bool before_run) noexcept;
-  // The consumer has opened its output and is ready for blocks.
-  void set_consumer_ready() noexcept;
-  bool consumer_ready() const noexcept;
-  // Marks that the consumer has already explained its own failure on stderr.
-  void set_consumer_reported() noexcept;
-  bool consumer_reported() const noexcept;
   bool input_finished() const noexcept;
   // The input ended in an error or a signal (finish_input(false)).
   bool input_failed() const noexcept;
 
   RingStats stats() const noexcept;
-
-  // Consumer: one write took `duration_ns` from `start_ns` (steady_clock).
-  // Counted, and kept in a log of the last kLongWriteLog for the producer's
-  // side to read each one: no system call, a few stores.
-  void note_long_write(std::int64_t start_ns, std::int64_t duration_ns) noexcept;
-  // Long write number `index` (from 0, below stats().long_writes); only the
-  // last kLongWriteLog are kept, nullopt for older ones.
-  std::optional<LongWrite> long_write(std::uint64_t index) const noexcept;
-  static constexpr std::size_t kLongWriteLog = 1024;
 
  private:
   struct Shared;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../../lib/error.hpp"
-#include "../../lib/ring/ring.hpp"
+#include "../../tools/buffer/run_state.hpp"
 #include "../../lib/scsi/page_builder.hpp"
 
 namespace {
@@ -49,16 +49,16 @@ class CountingDrive : public tk::Tape {
 class DriveWatchCadence : public ::testing::Test {
  protected:
   DriveWatch::Clock::time_point now{1h};
-  tk::Ring ring{4096, 2};
+  tk::buffer::RunState run;
   CountingDrive drive;
-  DriveWatch watch{ring, true, [this] { return now; }};
+  DriveWatch watch{run, true, [this] { return now; }};
 };
 
 TEST_F(DriveWatchCadence, AsksAtTheVolumesStartThenEveryHalfMinute) {
   watch.volume_started(drive, 0, true);
   EXPECT_EQ(drive.capacity_asks, 1);
-  EXPECT_EQ(ring.stats().tape_remaining_mib, 1000u);
-  EXPECT_EQ(ring.stats().tape_maximum_mib, 2000u);
+  EXPECT_EQ(run.output_stats().tape_remaining_mib, 1000u);
+  EXPECT_EQ(run.output_stats().tape_maximum_mib, 2000u);
 
   now += DriveWatch::kSampleEvery - 1ms;
   EXPECT_FALSE(watch.capacity_due());
@@ -67,8 +67,8 @@ TEST_F(DriveWatchCadence, AsksAtTheVolumesStartThenEveryHalfMinute) {
   drive.remaining_mib = 900;
   watch.sample_capacity(drive, 100 << 20, false);
   EXPECT_EQ(drive.capacity_asks, 2);
-  EXPECT_EQ(ring.stats().tape_remaining_mib, 900u);
-  EXPECT_EQ(ring.stats().tape_sampled_at, 100u << 20);
+  EXPECT_EQ(run.output_stats().tape_remaining_mib, 900u);
+  EXPECT_EQ(run.output_stats().tape_sampled_at, 100u << 20);
   EXPECT_FALSE(watch.capacity_due());
   EXPECT_EQ(DriveWatch::kSampleEvery, 30s);
 }
@@ -92,19 +92,19 @@ TEST_F(DriveWatchCadence, ADriveThatRefusesIsNotAskedAgainUntilTheNextVolume) {
   EXPECT_EQ(drive.capacity_asks, 1);
   now += 10 * DriveWatch::kSampleEvery;
   EXPECT_FALSE(watch.capacity_due());
-  EXPECT_EQ(ring.stats().tape_maximum_mib, 0u);
+  EXPECT_EQ(run.output_stats().tape_maximum_mib, 0u);
 
   drive.refuses = false;
   watch.volume_started(drive, 5, false);
   EXPECT_EQ(drive.capacity_asks, 2);
-  EXPECT_EQ(ring.stats().tape_maximum_mib, 2000u);
+  EXPECT_EQ(run.output_stats().tape_maximum_mib, 2000u);
 }
 
 TEST(DriveWatch, ARunThatDoesNotReportAsksTheDriveNothing) {
-  tk::Ring ring{4096, 2};
+  tk::buffer::RunState run;
   CountingDrive drive;
   DriveWatch::Clock::time_point now{1h};
-  DriveWatch watch{ring, false, [&now] { return now; }};
+  DriveWatch watch{run, false, [&now] { return now; }};
   watch.volume_started(drive, 0, true);
   now += 10 * DriveWatch::kSampleEvery;
   EXPECT_FALSE(watch.capacity_due());
@@ -112,7 +112,7 @@ TEST(DriveWatch, ARunThatDoesNotReportAsksTheDriveNothing) {
   watch.before_close(drive);
   EXPECT_EQ(drive.capacity_asks, 0);
   EXPECT_EQ(drive.alert_asks, 0);
-  EXPECT_FALSE(ring.stats().alerts_known);
+  EXPECT_FALSE(run.output_stats().alerts_known);
 }
 
 }  // namespace

@@ -25,13 +25,15 @@
 #include "../../lib/ring/ring.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "report.hpp"
+#include "run_state.hpp"
 #include "digest_channel.hpp"
 #include "ends.hpp"
 #include "picture.hpp"
 #include "reader.hpp"
 #include "record.hpp"
 #include "signals.hpp"
-#include "status_thread.hpp"
+#include "sampler.hpp"
+#include "status_lines.hpp"
 #include "writer.hpp"
 
 namespace tk::buffer {
@@ -103,8 +105,10 @@ int run_options(const Options& options) {
   if (options.debug) print_debug_geometry(options);
 
   std::unique_ptr<Ring> ring;
+  std::optional<RunState> run_state;
   try {
     ring = std::make_unique<Ring>(options.block_size, options.blocks, options.queue_file);
+    run_state.emplace();
   } catch (const Error& e) {
     if (!options.queue_file.empty())
       throw ExactExit(kExitSetup, std::string("buffer: ") + e.what() + "\n");
@@ -142,7 +146,7 @@ int run_options(const Options& options) {
     // volume (as a volume change command may open it, mt offline).
     close_copies(input_fds);
     if (digest_channel) digest_channel->keep_write_end();
-    ::_exit(writer_process(*ring, options, start, reader,
+    ::_exit(writer_process(*ring, *run_state, options, start, reader,
                            digest_channel ? &*digest_channel : nullptr));
   }
   if (digest_channel) digest_channel->keep_read_end();
@@ -151,24 +155,31 @@ int run_options(const Options& options) {
   Child writer(pid);
   // Only here, after the fork: a thread would not survive it.
   ring->warm_ahead(Ring::Side::producer);
-  StatusThread status_thread(*ring, options, start,
-                             input ? input_size(options, *input) : options.size);
-  RecordThread recorder(*ring, options, start);
+  StatusLines status_lines(ring->blocks(), options, start,
+                           input ? input_size(options, *input) : options.size);
+  Recorder recorder(*ring, *run_state, options, start);
+  std::vector<Sampler::Watcher> watchers;
+  if (status_lines.wanted())
+    watchers.push_back({status_lines.every(), [&](const RunStats& now) { status_lines.take(now); }});
+  if (recorder.active())
+    watchers.push_back({recorder.every(), [&](const RunStats& now) { recorder.take(now); }});
+  Sampler sampler(*ring, *run_state, start, std::move(watchers));
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   int status = run_main("buffer (reader)", policy, [&] {
     return with_json_diagnostics(options.json, "buffer (reader)", kExitRuntime, [&] {
-      return read_input(*ring, std::move(input), options, writer, input_ended,
+      return read_input(*ring, *run_state, std::move(input), options, writer, input_ended,
                         [&](const Tape& opened) {
-                          status_thread.set_total_bytes(input_size(options, opened));
+                          status_lines.set_total_bytes(input_size(options, opened));
                         });
     });
   });
-  status_thread.stop();
-  recorder.stop();
+  sampler.stop();
+  status_lines.finish();
+  recorder.finish(run_state->stats(*ring));
   if (reports_progress(options)) {
     Summary summary;
-    summary.stats = ring->stats();
+    summary.stats = run_state->stats(*ring);
     summary.ring_blocks = ring->blocks();
     summary.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
     summary.input_s = std::chrono::duration<double>(input_ended - start).count();

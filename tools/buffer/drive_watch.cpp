@@ -39,7 +39,7 @@ void DriveWatch::sample_capacity(Tape& output, std::uint64_t bytes_out, bool wri
       if (p.partition != 0 || !p.remaining_mib || !p.maximum_mib || *p.maximum_mib == 0) continue;
       // An image without a limit has no end to count down to.
       if (*p.maximum_mib == scsi::no_capacity_limit_mib) break;
-      ring_.set_output_capacity(std::min(*p.remaining_mib, *p.maximum_mib), *p.maximum_mib,
+      run_.set_output_capacity(std::min(*p.remaining_mib, *p.maximum_mib), *p.maximum_mib,
                                 bytes_out);
       return;
     }
@@ -59,7 +59,7 @@ void DriveWatch::read_alerts(Tape& output, bool before_run) {
   if (!enabled_ || !alerts_answer_) return;
   try {
     Raw page = output.health_data(scsi::HealthQuery::tapealert);
-    ring_.add_output_alerts(scsi::tapealert_mask(scsi::parse_tapealert_page(bytes_of(page)).flags),
+    run_.add_output_alerts(scsi::tapealert_mask(scsi::parse_tapealert_page(bytes_of(page)).flags),
                             before_run);
   } catch (const Error&) {
     alerts_answer_ = false;  // as for the capacity

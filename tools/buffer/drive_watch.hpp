@@ -1,7 +1,7 @@
 // What buffer's writer learns from its output drive: how full
 // the cartridge is, for the progress reports' "time to the end of the
 // tape", and the TapeAlert flags it raised, for the summary. Published in
-// the ring, which the reader's reports read.
+// the run state, which the reader's reports read.
 #pragma once
 
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <functional>
 #include <utility>
 
-#include "../../lib/ring/ring.hpp"
+#include "run_state.hpp"
 #include "../../lib/tape/tape.hpp"
 
 namespace tk::buffer {
@@ -26,8 +26,8 @@ class DriveWatch {
   // TapeAlert flags, which reading clears, to whoever reads them next
   // (tapeinfo, a backup program's alert script). `now`: the clock the
   // cadence is kept by (a test's own, to step through half minutes).
-  DriveWatch(Ring& ring, bool reports, std::function<Clock::time_point()> now = Clock::now)
-      : ring_(ring), enabled_(reports), now_(std::move(now)) {}
+  DriveWatch(RunState& run, bool reports, std::function<Clock::time_point()> now = Clock::now)
+      : run_(run), enabled_(reports), now_(std::move(now)) {}
 
   bool enabled() const noexcept { return enabled_; }
   // A volume was opened; `first`: the run's first, whose active flags were
@@ -46,7 +46,7 @@ class DriveWatch {
  private:
   void read_alerts(Tape& output, bool before_run);
 
-  Ring& ring_;
+  RunState& run_;
   bool enabled_;
   std::function<Clock::time_point()> now_;
   bool capacity_answers_ = true;  // until the drive or the server refuses

@@ -42,9 +42,11 @@ using namespace std::chrono_literals;
 
 class Reader {
  public:
-  Reader(Ring& ring, std::unique_ptr<Tape> input, const Options& options, Child& writer,
-         Clock::time_point& input_ended, const std::function<void(const Tape&)>& opened)
+  Reader(Ring& ring, RunState& run, std::unique_ptr<Tape> input, const Options& options,
+         Child& writer, Clock::time_point& input_ended,
+         const std::function<void(const Tape&)>& opened)
       : ring_(ring),
+        run_(run),
         input_(std::move(input)),
         options_(options),
         writer_(writer),
@@ -139,7 +141,7 @@ class Reader {
  private:
   // Nothing is read before the output is open, so a failed open loses no input.
   bool wait_for_writer_ready() {
-    while (!ring_.consumer_ready()) {
+    while (!run_.writer_ready()) {
       if (g_peer_gone) return false;
       if (g_signals || g_stop_input) {
         // The writer may be blocked opening the output; it gives up on SIGTERM.
@@ -321,7 +323,7 @@ class Reader {
     g_final_wait = 1;
     clear_stop();
     int status = writer_.wait();
-    if (!ring_.consumer_reported())
+    if (!run_.writer_reported())
       print_stderr("buffer (reader): the writer process ended (" + describe_wait_status(status) +
                    "); " + std::to_string(ring_.stats().bytes_out) + " bytes were written\n");
     return kExitRuntime;
@@ -378,7 +380,7 @@ class Reader {
                      queued_text() + "\n");
         abandon_queue();
       } else if (ring_.consumer_steps() == steps) {
-        ring_.set_consumer_reported();
+        run_.set_writer_reported();
         ::kill(writer_.pid(), SIGKILL);
         killed = true;
       } else {
@@ -406,7 +408,7 @@ class Reader {
         }
         writer_drained_ = writer_status == 0 && !abandoning;
         if (writer_status != 0) {
-          if (!ring_.consumer_reported() && !(WIFEXITED(writer_status)))
+          if (!run_.writer_reported() && !(WIFEXITED(writer_status)))
             print_stderr("buffer (reader): the writer process ended (" +
                          describe_wait_status(writer_status) + ")\n");
           return kExitRuntime;
@@ -430,6 +432,7 @@ class Reader {
   }
 
   Ring& ring_;
+  RunState& run_;
   std::unique_ptr<Tape> input_;
   const Options& options_;
   Child& writer_;
@@ -452,10 +455,10 @@ class Reader {
 
 }  // namespace
 
-int read_input(Ring& ring, std::unique_ptr<Tape> input, const Options& options, Child& writer,
+int read_input(Ring& ring, RunState& run, std::unique_ptr<Tape> input, const Options& options, Child& writer,
                Clock::time_point& input_ended,
                const std::function<void(const Tape&)>& opened) {
-  Reader reader(ring, std::move(input), options, writer, input_ended, opened);
+  Reader reader(ring, run, std::move(input), options, writer, input_ended, opened);
   return reader.run();
 }
 

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "../../lib/error.hpp"
-#include "../../lib/threads.hpp"
 #include "buffer.hpp"
 #include "ends.hpp"
 #include "signals.hpp"
@@ -381,8 +380,9 @@ void check_record_options(const Options& o) {
                     "do not go with it\n");
 }
 
-RecordThread::RecordThread(const Ring& ring, const Options& options, Clock::time_point start)
-    : ring_(ring), options_(options), start_(start) {
+Recorder::Recorder(const Ring& ring, const RunState& run, const Options& options,
+                   Clock::time_point start)
+    : run_(run), options_(options), start_(start) {
   if (!records_run(options)) return;
   active_ = true;
   RecordHeader& h = record_.header;
@@ -408,26 +408,16 @@ RecordThread::RecordThread(const Ring& ring, const Options& options, Clock::time
   }
   emit(record_header_line(h));
   flush();
-  thread_ = thread_without_signals([this] { loop(); });
 }
 
-RecordThread::~RecordThread() { end_thread(); }
-
-void RecordThread::end_thread() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
+void Recorder::take(const RunStats& now) {
+  take_tick(now, false);
+  flush();
 }
 
-void RecordThread::stop() {
-  if (!active_ || !thread_.joinable()) return;
-  end_thread();
-  take_tick(true);
-  RingStats s = ring_.stats();
+void Recorder::finish(const RunStats& s) {
+  if (!active_) return;
+  take_tick(s, true);
   RunEvent end;
   end.kind = RunEvent::Kind::end;
   end.t = record_.ticks.empty() ? 0 : record_.ticks.back().t;
@@ -443,22 +433,7 @@ void RecordThread::stop() {
   file_ = Fd();
 }
 
-void RecordThread::loop() {
-  auto tick = std::chrono::duration_cast<Clock::duration>(options_.record_tick);
-  Clock::time_point next = start_ + tick;
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
-    next += tick;
-    // A tick that came late (a loaded machine) is one longer tick, not a
-    // burst of short ones.
-    if (Clock::now() > next) next = Clock::now() + tick;
-    take_tick(false);
-    flush();
-  }
-}
-
-void RecordThread::take_tick(bool last) {
-  RingStats now = ring_.stats();
+void Recorder::take_tick(const RunStats& now, bool last) {
   // In milliseconds, as the file has it: the picture drawn at the end of
   // the run and the one --plot-from draws from the file are the same.
   const double t =
@@ -473,7 +448,7 @@ void RecordThread::take_tick(bool last) {
   const std::int64_t start_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(start_.time_since_epoch()).count();
   for (; long_writes_seen_ < now.long_writes; ++long_writes_seen_) {
-    auto w = ring_.long_write(long_writes_seen_);
+    auto w = run_.long_write(long_writes_seen_);
     if (!w) {
       ++record_.long_writes_lost;
       continue;
@@ -523,12 +498,12 @@ void RecordThread::take_tick(bool last) {
   before_t_ = t;
 }
 
-void RecordThread::emit(const std::string& line) {
+void Recorder::emit(const std::string& line) {
   if (!file_.valid()) return;
   pending_ += line;
 }
 
-void RecordThread::flush() {
+void Recorder::flush() {
   while (file_.valid() && !pending_.empty()) {
     ssize_t n = ::write(file_.get(), pending_.data(), pending_.size());
     if (n > 0) {
@@ -546,7 +521,7 @@ void RecordThread::flush() {
   }
 }
 
-void RecordThread::drop_file(const std::string& why) {
+void Recorder::drop_file(const std::string& why) {
   print_stderr("buffer: --record " + options_.record_file + ": " + why +
                "; the run goes on without recording to it\n");
   file_ = Fd();

@@ -5,12 +5,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <istream>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "../../lib/io.hpp"
@@ -99,15 +96,15 @@ inline std::chrono::nanoseconds long_write_threshold(const Options& o) {
 // threshold or longer (a drive repositioning) goes to the ring's log.
 class WriteTimer {
  public:
-  WriteTimer(Ring& ring, std::chrono::nanoseconds threshold) noexcept
-      : ring_(ring), threshold_(threshold) {
+  WriteTimer(RunState& run, std::chrono::nanoseconds threshold) noexcept
+      : run_(run), threshold_(threshold) {
     if (threshold_.count() > 0) start_ = Clock::now();
   }
   ~WriteTimer() {
     if (threshold_.count() <= 0) return;
     auto took = Clock::now() - start_;
     if (took >= threshold_)
-      ring_.note_long_write(
+      run_.note_long_write(
           std::chrono::duration_cast<std::chrono::nanoseconds>(start_.time_since_epoch()).count(),
           std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
   }
@@ -115,52 +112,52 @@ class WriteTimer {
   WriteTimer& operator=(const WriteTimer&) = delete;
 
  private:
-  Ring& ring_;
+  RunState& run_;
   std::chrono::nanoseconds threshold_;
   Clock::time_point start_{};
 };
 
-// Takes the record in the reader process: a tick every --record-tick, into
-// memory (for --plot and the advice) and into --record's file. The file is
-// written once a tick from this thread, never from the reader's; a file
-// that cannot be opened or written is said once and dropped, the run goes on.
-class RecordThread {
+// Takes the record in the reader process: a tick every --record-tick (from
+// the sampler's thread, sampler.hpp), into memory (for --plot and the
+// advice) and into --record's file. The file is written once a tick from
+// that thread, never from the reader's; a file that cannot be opened or
+// written is said once and dropped, the run goes on.
+class Recorder {
  public:
-  RecordThread(const Ring& ring, const Options& options, Clock::time_point start);
-  ~RecordThread();
-  RecordThread(const RecordThread&) = delete;
-  RecordThread& operator=(const RecordThread&) = delete;
+  Recorder(const Ring& ring, const RunState& run, const Options& options, Clock::time_point start);
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
 
-  // The last tick and the end event are taken, the file written out.
-  void stop();
-  // The run so far (all of it after stop()).
-  const RunRecord& record() const { return record_; }
   bool active() const { return active_; }
+  Clock::duration every() const {
+    return std::chrono::duration_cast<Clock::duration>(options_.record_tick);
+  }
+  // One tick, ending with `now`.
+  void take(const RunStats& now);
+  // After the sampler stopped: the last tick and the end event are taken,
+  // the file written out.
+  void finish(const RunStats& now);
+  // The run so far (all of it after finish()).
+  const RunRecord& record() const { return record_; }
 
  private:
-  void loop();
-  void end_thread();  // the loop told to stop, and joined
-  void take_tick(bool last);
+  void take_tick(const RunStats& now, bool last);
   void emit(const std::string& line);
   void flush();
   void drop_file(const std::string& why);
 
-  const Ring& ring_;
+  const RunState& run_;
   const Options& options_;
   Clock::time_point start_;
   bool active_ = false;
   RunRecord record_;
-  RingStats before_;
+  RunStats before_;
   double before_t_ = 0;
   std::uint64_t long_writes_seen_ = 0;
   int signals_seen_ = 0;
   bool stop_input_seen_ = false;
   Fd file_;
   std::string pending_;    // lines not yet written to the file
-  std::thread thread_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
 };
 
 }  // namespace tk::buffer

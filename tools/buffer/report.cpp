@@ -138,7 +138,7 @@ struct TapeLeft {
   std::optional<double> end_s;  // at the period's output rate
 };
 
-std::optional<TapeLeft> tape_left(const RingStats& now, double rate_out) {
+std::optional<TapeLeft> tape_left(const RunStats& now, double rate_out) {
   if (now.tape_maximum_mib == 0) return std::nullopt;
   constexpr std::uint64_t mib = 1 << 20;
   std::uint64_t maximum = now.tape_maximum_mib * mib;
@@ -230,7 +230,7 @@ std::string progress_line(const Interval& period) {
 
 std::string interval_json(const Interval& period) {
   PeriodFlow flow = period_flow(period);
-  const RingStats& now = period.now;
+  const RunStats& now = period.now;
   std::string json =
       "{\"event\":\"interval\",\"from_s\":" + json_number(period.from_s, 3) +
       ",\"to_s\":" + json_number(period.to_s, 3) +
@@ -255,7 +255,7 @@ std::string interval_json(const Interval& period) {
   return json + "}\n";
 }
 
-std::string alerts_text(const RingStats& stats) {
+std::string alerts_text(const RunStats& stats) {
   auto list = [](std::uint64_t flags) {
     std::string text;
     for (const scsi::TapeAlertFlag& flag : scsi::tapealert_flags(flags))
@@ -278,7 +278,7 @@ std::string alerts_text(const RingStats& stats) {
 }
 
 std::string summary_line(const Summary& summary) {
-  const RingStats& stats = summary.stats;
+  const RunStats& stats = summary.stats;
   char line[320];
   std::snprintf(line, sizeof line,
                 "summary: %s (%llu bytes) in %.2f s, out %s/s, in %s/s, %llu writer underruns "
@@ -299,7 +299,7 @@ std::string summary_line(const Summary& summary) {
 }
 
 std::string summary_json(const Summary& summary) {
-  const RingStats& stats = summary.stats;
+  const RunStats& stats = summary.stats;
   std::string json =
       "{\"event\":\"summary\",\"elapsed_s\":" + json_number(summary.elapsed_s, 3) +
       ",\"bytes_in\":" + std::to_string(stats.bytes_in) +

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../../lib/escape.hpp"  // json_string, for the JSON this file's users write
-#include "../../lib/ring/ring.hpp"
+#include "run_state.hpp"
 
 namespace tk::buffer {
 
@@ -40,8 +40,8 @@ class LegacyReport {
 struct Interval {
   double from_s = 0;
   double to_s = 0;
-  RingStats before;
-  RingStats now;
+  RunStats before;
+  RunStats now;
   std::size_t ring_blocks = 1;
   std::optional<std::uint64_t> total_bytes;  // --size, or a regular file's size: gives an ETA
 };
@@ -67,7 +67,7 @@ struct DigestReport {
 };
 
 struct Summary {
-  RingStats stats;
+  RunStats stats;
   std::size_t ring_blocks = 1;
   double elapsed_s = 0;  // start to the end of the run
   double input_s = 0;    // start to the end of the input
@@ -82,7 +82,7 @@ std::string summary_json(const Summary& summary);
 // A line for the TapeAlert flags the output drive had raised before the run
 // and one for those it raised during it ("the drive asks for cleaning:
 // TapeAlert 20, Cleaning required (Critical)"); "" when there were none.
-std::string alerts_text(const RingStats& stats);
+std::string alerts_text(const RunStats& stats);
 
 // 1536 -> "1.5 KiB"
 std::string human_bytes(double bytes);

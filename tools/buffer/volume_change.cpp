@@ -68,7 +68,7 @@ void Writer::write_on_next_volume(const UnwrittenRecords& e) {
 }
 
 void Writer::refuse_volume(const Error& e, std::size_t block_size, std::size_t left) {
-  ring_.set_consumer_reported();
+  run_.set_writer_reported();
   std::string what = left == block_size
                          ? "a block of " + std::to_string(block_size) + " bytes"
                          : "the last " + std::to_string(left) + " bytes of a block";
@@ -84,17 +84,17 @@ void Writer::change_volume() {
   // back while it is still in the drive.
   close_output();
   if (std::string mismatch = verify_primary(); !mismatch.empty()) {
-    ring_.set_consumer_reported();
+    run_.set_writer_reported();
     throw ExactExit(kExitRuntime, mismatch);
   }
   if (digest_) settled_digest().end_volume();
   per_volume_.push_back(0);
-  ring_.set_consumer_volume(per_volume_.size());
+  run_.set_volume(per_volume_.size());
   try {
     output_ = open_next_volume(options_, VolumeSide::output, per_volume_.size(), written_,
                                output_->name());
   } catch (const ExactExit&) {
-    ring_.set_consumer_reported();
+    run_.set_writer_reported();
     throw;
   }
   ring_.note_consumer_step();
@@ -106,7 +106,7 @@ void Writer::note_volume_start() {
   drive_watch_.volume_started(*output_, written_, per_volume_.size() == 1);
   if (!options_.verify && !reports_progress(options_)) return;
   volume_start_ = volume_start(*output_);
-  ring_.set_consumer_tape_file(volume_start_);
+  run_.set_tape_file(volume_start_);
 }
 
 std::string Writer::verify_primary() {

@@ -38,9 +38,10 @@ namespace tk::buffer {
 
 using namespace std::chrono_literals;
 
-Writer::Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const Options& options,
+Writer::Writer(Ring& ring, RunState& run, std::unique_ptr<Tape> output, TeeOutputs& tees, const Options& options,
        Clock::time_point start, pid_t reader, DigestChannel* digest_channel)
     : ring_(ring),
+      run_(run),
       output_(std::move(output)),
       tees_(tees),
       digest_channel_(digest_channel),
@@ -48,7 +49,7 @@ Writer::Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const
       legacy_(options.report_requested ? options.report_every : 0, options.totals, start),
       reader_(reader),
       output_limit_(options.output_rate),
-      drive_watch_(ring, reports_progress(options)),
+      drive_watch_(run, reports_progress(options)),
       watchdog_(std::chrono::seconds(options.timeout_seconds),
                 [main = ::pthread_self()] {
                   // The abandon request interrupts the write; the flag
@@ -181,7 +182,7 @@ void Writer::write_block(std::span<const std::byte> block) {
       {
         hung_output_ = output_->name();
         Watchdog::Call call = watchdog_.watch();
-        WriteTimer timed(ring_, long_write_threshold(options_));
+        WriteTimer timed(run_, long_write_threshold(options_));
         output_->write(block.subspan(done));
       }
       count_written(block.subspan(done));
@@ -227,7 +228,7 @@ void Writer::abandon(std::string why) {
   if (g_output_stalled)
     why = "the output hung: no block reached " + hung_output_ + " in " +
           seconds_text(std::chrono::seconds(options_.timeout_seconds)) + " (--timeout)";
-  ring_.set_consumer_reported();
+  run_.set_writer_reported();
   ring_.note_consumer_step();
   std::string closing = close_after_stop();
   throw ExactExit(kExitRuntime, closing + "buffer (writer): " + why + "; " + reached_text());
@@ -334,7 +335,7 @@ void Writer::close_output() {
       write_on_next_volume(*unwritten);
       return close_output();
     }
-    ring_.set_consumer_reported();
+    run_.set_writer_reported();
     std::string loss = take_back_lost(e);
     throw ExactExit(kExitRuntime, "buffer (writer): close of " + output_->name() + " failed: " +
                                       strerror_text(e.errnum()) + "\n" + loss +
@@ -345,7 +346,7 @@ void Writer::close_output() {
 }
 
 void Writer::report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
-  ring_.set_consumer_reported();
+  run_.set_writer_reported();
   if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
   std::string loss = stream_lost_text(e) + lost_link_text() + take_back_lost(e);
   char kilobytes[32];
@@ -368,7 +369,7 @@ void Writer::write_tees(std::span<const std::byte> block) {
     std::string line = "buffer (writer): write of data failed: " + failure.tee->tape->name() +
                        ": " + failure.error;
     if (!options_.keep_going) {
-      ring_.set_consumer_reported();
+      run_.set_writer_reported();
       std::string closing = close_after_stop();
       throw ExactExit(kExitRuntime, line + "\n" + closing + "buffer (writer): " + reached_text());
     }
@@ -398,7 +399,7 @@ bool Writer::drop_failed_output(const Error& e) {
 }
 
 void Writer::no_output_left() {
-  ring_.set_consumer_reported();
+  run_.set_writer_reported();
   std::string closing = close_after_stop();
   throw ExactExit(kExitRuntime, closing + "buffer (writer): every output failed; " +
                                     reached_text());
@@ -407,7 +408,7 @@ void Writer::no_output_left() {
 void Writer::finish_outputs() {
   std::string failed_closes = tees_.close_all();
   if (!failed_closes.empty()) {
-    ring_.set_consumer_reported();
+    run_.set_writer_reported();
     throw ExactExit(kExitRuntime, failed_closes + "buffer (writer): " + reached_text());
   }
   std::string mismatches;
@@ -437,12 +438,12 @@ void Writer::finish_outputs() {
     digest_channel_->send(digest_message(*options_.hash, primary_failed_ ? nullptr : &settled_digest(),
                                          tees_));
   if (!mismatches.empty() || outputs_failed_) {
-    ring_.set_consumer_reported();
+    run_.set_writer_reported();
     throw ExactExit(kExitRuntime, "");
   }
 }
 
-int writer_process(Ring& ring, const Options& options, Clock::time_point start, pid_t reader,
+int writer_process(Ring& ring, RunState& run, const Options& options, Clock::time_point start, pid_t reader,
                    DigestChannel* digest_channel) {
   // Learn of the reader's death even while blocked in write(2).
   ::prctl(PR_SET_PDEATHSIG, SIGUSR2);
@@ -475,8 +476,8 @@ int writer_process(Ring& ring, const Options& options, Clock::time_point start, 
         return tee;
       });
       g_writer_ready = 1;
-      ring.set_consumer_ready();
-      Writer writer(ring, std::move(output), tees, options, start, reader, digest_channel);
+      run.set_writer_ready();
+      Writer writer(ring, run, std::move(output), tees, options, start, reader, digest_channel);
       return writer.run();
     });
   });

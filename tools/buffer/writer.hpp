@@ -23,6 +23,7 @@
 #include "outputs.hpp"
 #include "rate_limit.hpp"
 #include "report.hpp"
+#include "run_state.hpp"
 #include "signals.hpp"
 #include "watchdog.hpp"
 
@@ -31,14 +32,14 @@ namespace tk::buffer {
 // The writer's life after the fork: opens the output and the tees, drains
 // the ring into them until the reader's input ends, and returns its exit
 // status. `reader` is the parent's pid, watched for its death.
-int writer_process(Ring& ring, const Options& options, Clock::time_point start, pid_t reader,
+int writer_process(Ring& ring, RunState& run, const Options& options, Clock::time_point start, pid_t reader,
                    DigestChannel* digest_channel);
 
 // The writer process's state: the output and tees, what reached them
 // (per volume), the digests and the legacy -S/-t report.
 class Writer {
  public:
-  Writer(Ring& ring, std::unique_ptr<Tape> output, TeeOutputs& tees, const Options& options,
+  Writer(Ring& ring, RunState& run, std::unique_ptr<Tape> output, TeeOutputs& tees, const Options& options,
          Clock::time_point start, pid_t reader, DigestChannel* digest_channel);
 
   int run();
@@ -168,6 +169,7 @@ class Writer {
   OutputDigest& settled_digest();
 
   Ring& ring_;
+  RunState& run_;
   std::unique_ptr<Tape> output_;
   TeeOutputs& tees_;
   DigestChannel* digest_channel_;       // to the reader's summary (--hash); null without

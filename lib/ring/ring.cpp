@@ -264,6 +264,10 @@ Ring& Ring::operator=(Ring&& other) noexcept {
 }
 
 void Ring::warm_ahead(Side side) {
+#ifdef TK_WITHOUT_WARM_AHEAD
+  // bench/bench-mechanisms' build without it, to show what it gains.
+  return;
+#endif
   if (warmer_ || mapping_->blocks.get_size() != 0) return;
   warmer_ = std::make_unique<Warmer>();
   Warmer& w = *warmer_;

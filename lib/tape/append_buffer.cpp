@@ -9,6 +9,20 @@
 namespace tk {
 
 void AppendBuffer::add(std::uint64_t at, std::span<const std::byte> bytes) {
+#ifdef TK_WITHOUT_WRITE_STAGING
+  // bench/bench-mechanisms' build without it: each record written as it
+  // comes, to show what gathering gains.
+  if (!pending()) {
+    try {
+      write_all_at(fd_, bytes, at, context_);
+    } catch (const Error& e) {
+      begin_ = end_ = at + e.bytes_done();
+      throw;
+    }
+    begin_ = end_ = at + bytes.size();
+    return;
+  }
+#endif
   if (!window_) {
     // Page-aligned memory, so each page of the window maps to one page of the file.
     void* p = std::aligned_alloc(4096, window_bytes);

@@ -472,6 +472,8 @@ wait_buffer() {
   wait_buffer
   assert_equal "$status" 254
   [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" -lt 102400 ] || fail "the queue was not abandoned"
+  run grep -E '^buffer: a second SIGTERM: abandoning the [0-9]+ bytes still queued \([0-9]+ blocks?\)$' "$BATS_TEST_TMPDIR/err"
+  assert_success
 }
 
 @test "buffer: a second SIGTERM ends a long -u pause at once, as 1.19's SIGHUP to its writer did" {
@@ -658,6 +660,8 @@ filename: missing"
   wait_buffer
   assert_equal "$status" 254
   [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" -lt 102400 ] || fail "the queue was written out"
+  run grep -E '^buffer: SIGTERM: stopping; --no-drain: the [0-9]+ bytes still queued \([0-9]+ blocks?\) are abandoned$' "$BATS_TEST_TMPDIR/err"
+  assert_success
 }
 
 @test "buffer: non-blocking stdin and stdout (as ssh leaves them) just work" {

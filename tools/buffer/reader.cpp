@@ -114,23 +114,21 @@ class Reader {
     const int signals_announced = signalled ? static_cast<int>(g_signals) : 0;
     if (stopped && !g_drain) {
       if (signalled)
-        print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
-                     queued_text() + " are abandoned\n");
+        print_stderr(stop_words(Stop::no_drain, queued_text()));
       abandon_queue();
       return finish_writer(kExitRuntime, std::max(signals_announced, 1), /*abandoned=*/true);
     }
     if (signalled) {
-      print_stderr("buffer: " + stop_signal_name() + ": stopping; reading has stopped, writing out " +
-                   "the " + queued_text() + "; a second signal abandons them\n");
+      print_stderr(stop_words(Stop::draining, queued_text()));
       stop_read_back();
     }
     ring_.finish_input(read_error.empty() && !stopped);
     if (options_.debug) print_stderr("R: Exiting reader\n");
     int status = finish_writer(stopped ? kExitRuntime : kExitOk, signals_announced);
     if ((signalled || late_stop_announced_) && writer_drained_)
-      print_stderr("buffer: stopped by " + stop_signal_name() + " after the queue was written out: " +
-                   std::to_string(ring_.stats().bytes_out) + " bytes reached " + output_name() +
-                   ", all that was read\n");
+      print_stderr(stop_words(Stop::written_out, "",
+                              std::to_string(ring_.stats().bytes_out) + " bytes reached " +
+                                  output_name()));
     if (!read_error.empty()) {
       print_stderr(read_error);
       status = kExitRuntime;
@@ -362,22 +360,19 @@ class Reader {
       if (g_signals <= signals_seen) return;
       if (signals_seen == 0 && g_signals == 1) {
         if (g_drain || writer_done) {
-          print_stderr("buffer: " + stop_signal_name() + ": stopping; the input has ended, writing out " +
-                       "the " + queued_text() + "; a second signal abandons them\n");
+          print_stderr(stop_words(Stop::draining_at_end, queued_text()));
           late_stop_announced_ = true;
           stop_read_back();
         } else {
           abandoning = true;
-          print_stderr("buffer: " + stop_signal_name() + ": stopping; --no-drain: the " +
-                       queued_text() + " are abandoned\n");
+          print_stderr(stop_words(Stop::no_drain, queued_text()));
           abandon_queue();
         }
       } else if (writer_done) {
         // Nothing is left to abandon or to kill.
       } else if (!abandoning) {
         abandoning = true;
-        print_stderr("buffer: a second " + stop_signal_name() + ": abandoning the " +
-                     queued_text() + "\n");
+        print_stderr(stop_words(Stop::second_signal, queued_text()));
         abandon_queue();
       } else if (ring_.consumer_steps() == steps) {
         run_.set_writer_reported();

@@ -46,4 +46,23 @@ void install_handler(int sig, void (*handler)(int, siginfo_t*, void*));
 // "SIGTERM", or "a signal" when none was recorded.
 std::string stop_signal_name();
 
+// Every way a stop is said, from one table (signals.cpp): the reader's
+// lines as a stop signal comes and goes, and the writer's reason for
+// abandoning the queue.
+enum class Stop {
+  no_drain,         // the first signal under --no-drain: the queue goes
+  draining,         // the first signal while reading: what was read goes out
+  draining_at_end,  // the first signal after the input ended
+  second_signal,    // a second signal: the queue goes
+  written_out,      // the run ended after a drain
+  // The writer's reasons (abandon_reason).
+  writer_second_signal,
+  writer_no_drain,
+  writer_signal,
+  writer_told,
+};
+// The words for `stop`, with the signal's name and `queued` ("3 queued
+// blocks (768 KiB)") or `reached` (what reached the output) put in.
+std::string stop_words(Stop stop, const std::string& queued = "", const std::string& reached = "");
+
 }  // namespace tk::buffer

@@ -113,10 +113,10 @@ int Writer::run() {
 }
 
 std::string Writer::abandon_reason() {
-  if (g_signals >= 2) return "interrupted by a second " + stop_signal_name();
-  if (g_signals && !g_drain) return "interrupted by " + stop_signal_name() + " (--no-drain)";
-  if (g_signals) return "interrupted by " + stop_signal_name();
-  return "told by the reader to abandon the queue";
+  if (g_signals >= 2) return stop_words(Stop::writer_second_signal);
+  if (g_signals && !g_drain) return stop_words(Stop::writer_no_drain);
+  if (g_signals) return stop_words(Stop::writer_signal);
+  return stop_words(Stop::writer_told);
 }
 
 void Writer::write_next_block() {

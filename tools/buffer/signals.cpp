@@ -139,7 +139,8 @@ constexpr StopText kStopTexts[] = {
 };
 
 void put(std::string& text, std::string_view field, const std::string& value) {
-  for (std::size_t at = text.find(field); at != std::string::npos; at = text.find(field, at + value.size()))
+  for (std::size_t at = text.find(field); at != std::string::npos;
+       at = text.find(field, at + value.size()))
     text.replace(at, field.size(), value);
 }
 

@@ -5,26 +5,7 @@
 // status formats, all as mt-st 1.7 has them. Messages that scripts may read are mt-st's words, with its
 // hard-coded "mt:" prefix and perror(device) lines.
 //
-// Deviations from mt-st 1.7, where tapekit follows mt-st 1.8 (February 2025):
-//  - after a failed weof/wset, "The tape is write-protected." is printed only
-//    when the tape is write-protected (1.7 tests the bit the wrong way round);
-//  - 1.8's density names (status, densities), plus LTO-10, which 1.8 lacks;
-//    TAPEKIT_MT_DENSITY_TABLE=1.7 prints 1.7's for scripts that parse them;
-//  - the driver option weof-no-wait (MT_ST_NOWAIT_EOF);
-//  - names [user@]host:path reach a remote drive through rmt, with
-//    --rsh-command and --rmt-command (words mt-st rejects as usage errors);
-//  - --json status prints one JSON object;
-//  - drive health on st drives (SG_IO on the st node), remote drives behind
-//    tapekit's rmt and virtual tapes: tapealert [--fail-on
-//    critical|warning], capacity, cartridge, encryption and health (--json:
-//    one object), matched only when typed in full;
-//  - virtual tapes (*.tap): vt-create, vt-protect, vt-alert and verify, which match only
-//    when typed in full, so every abbreviation mt-st accepts means the same;
-//  - -h lists these extensions after mt-st's usage, --help prints the same on
-//    standard output and exits 0 (mt-st: short usage, exit 1), and -v adds
-//    tapekit's version line after mt-st's two;
-//  - output that cannot be written to stdout exits 2 (run_main's check);
-//    mt-st ignores printf's failure and exits 0.
+// Deviations from mt-st 1.7: mt(1), HISTORY (and COMPATIBILITY for the density names).
 #include <iostream>
 
 #include "../common/run_main.hpp"

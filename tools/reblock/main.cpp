@@ -7,9 +7,7 @@
 // host:path). Exit statuses (Exit in reblock.hpp): 0 done, 1 failed, 2 bad
 // command line; on SIGINT/SIGTERM/SIGHUP it writes what it read, then dies by
 // the signal.
-// Deviations from dd: the copy stops at the input's first filemark (tar's and
-// dd's reading of "one tape file"), and bytes already read are written before
-// a read error is reported.
+// Deviations from dd: reblock(1), COMPATIBILITY.
 
 #include "../common/run_main.hpp"
 #include "../common/stop_signals.hpp"

@@ -3,15 +3,7 @@
 // options from the connection. Reference: docs/rmt-protocol.md; manual:
 // man/rmt.8.
 //
-// Deviations from GNU rmt and rmt-dump:
-//  - stays alive after C (as rmt-dump), exits 0 at end of input without the
-//    unsolicited A0 GNU sends, and never takes a debug file from a bare
-//    argument (bare arguments are ignored with a warning);
-//  - S is one byte, a stray newline is skipped; L takes both argument orders;
-//  - R counts above --max-record are read short, larger W records are
-//    drained and refused, so memory stays bounded;
-//  - numeric-only open flags are masked to the access mode, files are
-//    created 0600 unless --create-mode says otherwise.
+// Deviations from GNU rmt and rmt-dump: rmt(8), DESCRIPTION, PROTOCOL and COMPATIBILITY.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>

@@ -135,6 +135,40 @@ stop_test_sshd() {
   if [ -n "${SSHDIR:-}" ]; then "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"; fi
 }
 
+# For a suite whose tests share one sshd: its setup_file starts it with
+# start_file_sshd [FORCED_COMMAND] (sshd-helper start) in $SSHDIR, and may
+# put the WAN emulator in front with wan_file_sshd RTT RATE WINDOW
+# (sshd-helper wan); its teardown_file stops both with stop_test_sshd. How
+# that went is kept for needs_sshd.
+start_file_sshd() {
+  export SSHDIR=$BATS_FILE_TMPDIR/sshd
+  local rc=0
+  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" "$@" >"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
+  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
+}
+wan_file_sshd() {
+  local rc
+  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
+  [ "$rc" = 0 ] || return 0
+  WANRELAY=$TK_PLAIN_TEST_BIN/wanrelay "$BATS_TEST_DIRNAME/sshd-helper" wan "$SSHDIR" "$@" \
+    >>"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
+  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
+}
+# In a test of such a suite: skips the test where the sshd cannot run here
+# (not root, no openssh-server) and fails it where it did not start. With
+# the name of one of its ssh wrappers ($1: ssh, ssh-forced-wan, ...), makes
+# that the remote shell (RSH) in place of the rsh stand-in.
+needs_sshd() {
+  local rc
+  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
+  [ "$rc" != 77 ] || skip "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
+  [ "$rc" = 0 ] || fail "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
+  if [ -n "${1:-}" ]; then
+    export RSH=$SSHDIR/$1
+    unset RSH_STANDIN_SERVER
+  fi
+}
+
 # Drops buffer's note on a short queue (-s 256k in 1.19's default -m 1m)
 # from $stderr_lines, for tests about the lines that follow it.
 without_queue_note() {

@@ -121,6 +121,21 @@ kill_tree() {
 # may have inherited from the environment, whatever the shim adds next.
 forget_fake_drive() { unset "${!FAKE_ST_@}"; }
 
+# The shim that fakes the drive, on /dev/zero unless FAKE_ST_DEVICE says
+# otherwise.
+FAKE_ST=$TK_TEST_LIB/fake_st.so
+
+# Runs a command against the faked drive. Where the suite has set
+# fake_calls_log to a file, the shim appends every call it answers to it
+# (FAKE_ST_LOG), for tests of what is asked of the drive.
+fake() {
+  if [ -n "${fake_calls_log:-}" ]; then
+    LD_PRELOAD=$FAKE_ST FAKE_ST_LOG=$fake_calls_log "$@"
+  else
+    LD_PRELOAD=$FAKE_ST "$@"
+  fi
+}
+
 # Starts a private sshd for this test (tests/sshd-helper) in $SSHDIR, which
 # the test's teardown stops with stop_test_sshd; skips the test where sshd
 # cannot run here (not root, no openssh-server).

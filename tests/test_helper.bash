@@ -136,6 +136,36 @@ fake() {
   fi
 }
 
+# same_report [--fake] HERE THERE [COMMAND...]: mt reports the same of the
+# device HERE and the device THERE (a remote one): each health command's
+# exit status and output, and --json health but for the device's name.
+# --fake runs mt against the faked drive; COMMAND, when given, runs before
+# each report.
+same_report() {
+  local mt=("$MT") here there command here_out there_out here_status there_status
+  if [ "$1" = --fake ]; then
+    mt=(fake "$MT")
+    shift
+  fi
+  here=$1 there=$2
+  shift 2
+  for command in tapealert capacity cartridge encryption health; do
+    here_status=0 there_status=0
+    if [ $# -gt 0 ]; then "$@"; fi
+    here_out=$("${mt[@]}" -f "$here" "$command" 2>&1) || here_status=$?
+    if [ $# -gt 0 ]; then "$@"; fi
+    there_out=$("${mt[@]}" -f "$there" "$command" 2>&1) || there_status=$?
+    assert_equal "$command: $there_status" "$command: $here_status"
+    assert_equal "$there_out" "$here_out"
+  done
+  if [ $# -gt 0 ]; then "$@"; fi
+  here_out=$("${mt[@]}" --json -f "$here" health | jq -c 'del(.device, .status.device)')
+  if [ $# -gt 0 ]; then "$@"; fi
+  there_out=$("${mt[@]}" --json -f "$there" health | jq -c 'del(.device, .status.device)')
+  assert_equal "$there_out" "$here_out"
+  [ -n "$here_out" ] || fail "no JSON report"
+}
+
 # Starts a private sshd for this test (tests/sshd-helper) in $SSHDIR, which
 # the test's teardown stops with stop_test_sshd; skips the test where sshd
 # cannot run here (not root, no openssh-server).

@@ -993,19 +993,16 @@ EOF
   assert_file_not_exists out2
 }
 
-# Record sizes of a virtual tape from BOT: "10240 10240 4520 0 0 ..."
-tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' ' '; }
-
 @test "buffer: -o x.tap writes one record per block and a filemark at the end" {
   tapekit_only
   head -c 25000 "$DATA" | "$BUFFER" -s 10k -o "$BATS_TEST_TMPDIR/a.tap"
-  assert_equal "$(tap_records "$BATS_TEST_TMPDIR/a.tap" 4)" "10240 10240 4520 0 "
+  assert_equal "$(tap_records --reads 4 "$BATS_TEST_TMPDIR/a.tap")" "10240 10240 4520 0 "
 }
 
 @test "buffer: -B on a .tap makes the last record a whole block too" {
   tapekit_only
   head -c 25000 "$DATA" | "$BUFFER" -B -s 10k -o "$BATS_TEST_TMPDIR/a.tap"
-  assert_equal "$(tap_records "$BATS_TEST_TMPDIR/a.tap" 4)" "10240 10240 10240 0 "
+  assert_equal "$(tap_records --reads 4 "$BATS_TEST_TMPDIR/a.tap")" "10240 10240 10240 0 "
 }
 
 @test "buffer: reading a tape whose records do not divide the block size loses no record" {
@@ -1093,7 +1090,7 @@ start_slow_tap_buffer() {
   assert_equal "$(stat -c %s back)" "$reached"
   assert_equal $((reached % 65536)) 0
   assert_equal "$(sha back)" "$(head -c "$reached" in | sha)"
-  assert_equal "$(tap_records v.tap $((reached / 65536 + 1)) | tr ' ' '\n' | sort -u | tr '\n' ' ')" "0 65536 "
+  assert_equal "$(tap_records --reads $((reached / 65536 + 1)) v.tap | tr ' ' '\n' | sort -u | tr '\n' ' ')" "0 65536 "
 }
 
 @test "buffer: --next-volume whose command frees no room ends at the first volume that takes nothing, not in a loop" {
@@ -1188,7 +1185,7 @@ start_slow_tap_buffer() {
   tapekit_only
   local remote=localhost:$BATS_TEST_TMPDIR/r.tap
   head -c 300000 "$DATA" | RSH="$BATS_TEST_DIRNAME/rsh-standin" "$BUFFER" -s 10k -o "$remote"
-  assert_equal "$(tap_records "$BATS_TEST_TMPDIR/r.tap" 1)" "10240 "
+  assert_equal "$(tap_records --reads 1 "$BATS_TEST_TMPDIR/r.tap")" "10240 "
   "$MT" -f "$BATS_TEST_TMPDIR/r.tap" rewind
   run bash -c "\"$BUFFER\" -s 10k -i \"$remote\" --rsh-command \"$BATS_TEST_DIRNAME/rsh-standin\" | sha256sum | cut -d' ' -f1"
   assert_success

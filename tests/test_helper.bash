@@ -84,6 +84,30 @@ random_mib() {
 
 sha() { sha256sum "$@" | cut -d' ' -f1; }
 
+# The records of .tap image IMAGE from BOT, as tapectl reads them:
+#   tap_records IMAGE            those of its first file, one a line as a
+#                                "size size" pair (like reblock.bats'
+#                                writes.txt);
+#   tap_records --reads N IMAGE  what each of N reads finds, on one line,
+#                                each followed by a space: "10240 4520 0 "
+#                                (0 at a filemark, an errno name where a
+#                                read fails).
+# All of tapectl's output is read, so that it ends at its last read, not by
+# SIGPIPE.
+tap_records() {
+  local reads=2000 one_line=
+  if [ "$1" = --reads ]; then
+    reads=$2 one_line=1
+    shift 2
+  fi
+  tapectl -r "$1" op rewind : read "$reads" | cut -d' ' -f1 |
+    if [ -n "$one_line" ]; then
+      tr '\n' ' '
+    else
+      awk 'done { next } $1 == 0 || $1 !~ /^[0-9]+$/ { done = 1; next } { print $1, $1 }'
+    fi
+}
+
 # Moves the test to a disk where a virtual tape stages its writes (blocks
 # reserved on ext4 or xfs): the test directory when it is one, else a
 # directory under the build folder on the checkout's disk, in $scratch,

@@ -1111,8 +1111,6 @@ EIO"
 
 # --- remote names ------------------------------------------------------------
 
-RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
-
 @test "mt: a remote name reaches the tape through --rsh-command and rmt" {
   make_tape
   local here

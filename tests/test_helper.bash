@@ -63,6 +63,10 @@ export TAPEKIT_TEST_SYSLOG_SOCKET=
 # default (a *.tap name is the plain file rmt-tar makes) unset it.
 export TAPEKIT_VIRTUAL_TAPES='*.tap'
 
+# The remote shell that runs its command here (tests/rsh-standin), for
+# host:path names without a network.
+RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
+
 # Each program under test can be swapped for the original, e.g.
 # BUFFER=/usr/bin/buffer bats tests/buffer.bats, to show drop-in behaviour.
 BUFFER=${BUFFER:-$TK_BIN/buffer}

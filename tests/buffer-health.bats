@@ -12,8 +12,6 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 
-FAKE_ST=$TK_TEST_LIB/fake_st.so
-
 setup() {
   tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1

@@ -38,9 +38,10 @@ tapekit_only() { [ -z "${TK_ORIGINAL:-}" ] || skip "tapekit extension or fix"; }
 # Masks the rate field of -S records, which depends on timing.
 mask_rates() { tr '\r' '\n' | sed -E 's/, +[0-9?]+K\/s/, RATEK\/s/'; }
 
-# Kills process $1 with SIGKILL after 30 s unless wait_buffer stops it first:
-# a buffer that never finishes must fail the test, not hang it. Its sleep
-# ends with it, and it holds none of bats' descriptors: a plain
+# Kills process $1 and its children (a writer a test holds stopped) with
+# SIGKILL after 30 s unless wait_buffer stops it first: a buffer that never
+# finishes must fail the test, not hang it. Its sleep ends with it, and it
+# holds none of bats' descriptors nor the test's FIFO (fd 7): a plain
 # (sleep 30; kill ...) & left the sleep running once the subshell was
 # killed, and bats waited for the last one before it ended the file.
 start_watchdog() {
@@ -49,8 +50,8 @@ start_watchdog() {
     trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
     sleep 30 &
     sleeper=$!
-    wait "$sleeper" && kill -9 "$target" 2>/dev/null
-  ) </dev/null >/dev/null 2>&1 3>&- &
+    wait "$sleeper" && kill_tree "$target"
+  ) </dev/null >/dev/null 2>&1 3>&- 7>&- &
   WATCHDOG_PID=$!
 }
 
@@ -374,6 +375,45 @@ wait_until_said() {
   fail "never said \"$2\": $(cat "$1")"
 }
 
+# Waits until process $1 is blocked in system call number $2 (on x86-64:
+# 0 read, 61 wait4) and, when $3 is given, on a descriptor open on file $3.
+wait_in_syscall() {
+  local pid=$1 number=$2 file=${3:-} call fd _
+  for _ in $(seq 600); do
+    if read -r call fd _ 2>/dev/null <"/proc/$pid/syscall" && [ "$call" = "$number" ] &&
+      { [ -z "$file" ] || [ "$(readlink "/proc/$pid/fd/$((fd))")" = "$file" ]; }; then
+      return 0
+    fi
+    sleep 0.05
+  done
+  fail "process $pid is not in system call $number${file:+ on $file}: $(cat "/proc/$pid/syscall" 2>&1)"
+}
+
+# Waits until process $1 (sent SIGSTOP) is stopped.
+wait_stopped() {
+  local _
+  for _ in $(seq 600); do
+    [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
+    sleep 0.05
+  done
+  fail "process $1 did not stop"
+}
+
+# Waits until process $1 has taken the SIGINT sent to it: none is pending,
+# for the process or its main thread (ShdPnd, SigPnd).
+wait_sigint_taken() {
+  local key mask pending _
+  for _ in $(seq 600); do
+    pending=
+    while read -r key mask; do
+      case $key in SigPnd: | ShdPnd:) if (((0x$mask & 2) != 0)); then pending=1; fi ;; esac
+    done <"/proc/$1/status"
+    [ -n "$pending" ] || return 0
+    sleep 0.05
+  done
+  fail "process $1 did not take its SIGINT"
+}
+
 # The exit status of the background buffer.
 wait_buffer() {
   status=0
@@ -406,18 +446,29 @@ wait_buffer() {
 @test "buffer: a signal after the whole input was read is announced too, and the run ends with why" {
   tapekit_only
   head -c 102400 "$DATA" >"$BATS_TEST_TMPDIR/sent"
-  # The input is read at once; the writer takes 50 ms a block, 0.5 s in all.
-  setsid "$BUFFER" -s 10k -u 50000 -i "$BATS_TEST_TMPDIR/sent" -o "$BATS_TEST_TMPDIR/out" \
-    2>"$BATS_TEST_TMPDIR/err" &
+  # The input comes through a FIFO this test writes and closes, and the
+  # writer is held stopped until the signal has been taken: the reader sees
+  # the end of the input with every block still queued, and the run cannot
+  # end before the signal. Nothing but this test holds the FIFO open.
+  mkfifo "$BATS_TEST_TMPDIR/in"
+  exec 7<>"$BATS_TEST_TMPDIR/in"
+  setsid "$BUFFER" -s 10k -i "$BATS_TEST_TMPDIR/in" -o "$BATS_TEST_TMPDIR/out" \
+    2>"$BATS_TEST_TMPDIR/err" 7>&- &
   BUFFER_PID=$!
   start_watchdog "$BUFFER_PID"
-  local i
-  for i in $(seq 100); do
-    [ "$(awk '/^rchar/ {print $2}' /proc/"$BUFFER_PID"/io 2>/dev/null || echo 0)" -ge 102400 ] && break
-    sleep 0.02
-  done
-  sleep 0.1  # the reader has seen the end of the input
+  # The reader reads only once the writer has opened the output.
+  wait_in_syscall "$BUFFER_PID" 0 "$BATS_TEST_TMPDIR/in"
+  local writer
+  writer=$(pgrep -P "$BUFFER_PID" -x buffer)
+  kill -STOP "$writer"
+  wait_stopped "$writer"
+  cat "$BATS_TEST_TMPDIR/sent" >&7
+  exec 7>&-
+  # The reader has seen the end of the input and waits for the writer.
+  wait_in_syscall "$BUFFER_PID" 61
   kill -TERM "$BUFFER_PID"
+  wait_until_said "$BATS_TEST_TMPDIR/err" "SIGTERM: stopping"
+  kill -CONT "$writer"
   wait_buffer
   assert_equal "$status" 254
   assert_equal "$(sha "$BATS_TEST_TMPDIR/out")" "$(sha "$BATS_TEST_TMPDIR/sent")"
@@ -946,19 +997,16 @@ EOF
   assert_file_not_exists out2
 }
 
-# Record sizes of a virtual tape from BOT: "10240 10240 4520 0 0 ..."
-tap_records() { tapectl -r "$1" op rewind : read "$2" | cut -d' ' -f1 | tr '\n' ' '; }
-
 @test "buffer: -o x.tap writes one record per block and a filemark at the end" {
   tapekit_only
   head -c 25000 "$DATA" | "$BUFFER" -s 10k -o "$BATS_TEST_TMPDIR/a.tap"
-  assert_equal "$(tap_records "$BATS_TEST_TMPDIR/a.tap" 4)" "10240 10240 4520 0 "
+  assert_equal "$(tap_records --reads 4 "$BATS_TEST_TMPDIR/a.tap")" "10240 10240 4520 0 "
 }
 
 @test "buffer: -B on a .tap makes the last record a whole block too" {
   tapekit_only
   head -c 25000 "$DATA" | "$BUFFER" -B -s 10k -o "$BATS_TEST_TMPDIR/a.tap"
-  assert_equal "$(tap_records "$BATS_TEST_TMPDIR/a.tap" 4)" "10240 10240 10240 0 "
+  assert_equal "$(tap_records --reads 4 "$BATS_TEST_TMPDIR/a.tap")" "10240 10240 10240 0 "
 }
 
 @test "buffer: reading a tape whose records do not divide the block size loses no record" {
@@ -1013,9 +1061,24 @@ start_slow_tap_buffer() {
 @test "buffer: a second Ctrl-C on a .tap ends the tape at a record boundary, closed, and counts what is on it" {
   tapekit_only
   start_slow_tap_buffer v.tap
+  local writer
+  writer=$(pgrep -P "$BUFFER_PID" -x buffer)
+  # The writer goes on writing after the first Ctrl-C and ends once the
+  # queue is out. So that it is still there, with the queue part-way, for
+  # the second: the reader is held stopped while the writer takes the
+  # first (the input cannot end, so the writer waits for more once the
+  # queue is out), then the writer is held stopped until the second.
+  kill -STOP "$BUFFER_PID"
+  wait_stopped "$BUFFER_PID"
   kill -INT -- "-$BUFFER_PID"
+  wait_sigint_taken "$writer"
+  kill -STOP "$writer"
+  wait_stopped "$writer"
+  kill -CONT "$BUFFER_PID"
   wait_until_said err "SIGINT: stopping"
   kill -INT -- "-$BUFFER_PID"
+  wait_until_said err "a second SIGINT"
+  kill -CONT "$writer"
   wait_buffer
   kill "$PACER_PID" 2>/dev/null || true
   assert_equal "$status" 254
@@ -1031,7 +1094,7 @@ start_slow_tap_buffer() {
   assert_equal "$(stat -c %s back)" "$reached"
   assert_equal $((reached % 65536)) 0
   assert_equal "$(sha back)" "$(head -c "$reached" in | sha)"
-  assert_equal "$(tap_records v.tap $((reached / 65536 + 1)) | tr ' ' '\n' | sort -u | tr '\n' ' ')" "0 65536 "
+  assert_equal "$(tap_records --reads $((reached / 65536 + 1)) v.tap | tr ' ' '\n' | sort -u | tr '\n' ' ')" "0 65536 "
 }
 
 @test "buffer: --next-volume whose command frees no room ends at the first volume that takes nothing, not in a loop" {
@@ -1126,7 +1189,7 @@ start_slow_tap_buffer() {
   tapekit_only
   local remote=localhost:$BATS_TEST_TMPDIR/r.tap
   head -c 300000 "$DATA" | RSH="$BATS_TEST_DIRNAME/rsh-standin" "$BUFFER" -s 10k -o "$remote"
-  assert_equal "$(tap_records "$BATS_TEST_TMPDIR/r.tap" 1)" "10240 "
+  assert_equal "$(tap_records --reads 1 "$BATS_TEST_TMPDIR/r.tap")" "10240 "
   "$MT" -f "$BATS_TEST_TMPDIR/r.tap" rewind
   run bash -c "\"$BUFFER\" -s 10k -i \"$remote\" --rsh-command \"$BATS_TEST_DIRNAME/rsh-standin\" | sha256sum | cut -d' ' -f1"
   assert_success

@@ -14,7 +14,6 @@ setup() {
   # loses is exercised.
   scratch=
   on_disk
-  RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
 }
 
 teardown() {

@@ -15,8 +15,6 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 
-FAKE_ST=$TK_TEST_LIB/fake_st.so
-
 setup() {
   tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
@@ -32,37 +30,23 @@ teardown() { stop_test_sshd; }
 here() { LD_PRELOAD=$FAKE_ST "$MT" -f /dev/zero "$@"; }
 there() { LD_PRELOAD=$FAKE_ST "$MT" -f localhost:/dev/zero "$@"; }
 
-# Every command's exit status and standard output, here and there, and
-# --json health without its device name.
-same_report() {
-  local command here_out there_out here_status there_status
-  for command in tapealert capacity cartridge encryption health; do
-    here_status=0 there_status=0
-    here_out=$(here "$command" 2>&1) || here_status=$?
-    there_out=$(there "$command" 2>&1) || there_status=$?
-    assert_equal "$command: $there_status" "$command: $here_status"
-    assert_equal "$there_out" "$here_out"
-  done
-  here_out=$(LD_PRELOAD=$FAKE_ST "$MT" --json -f /dev/zero health | jq -c 'del(.device, .status.device)')
-  there_out=$(LD_PRELOAD=$FAKE_ST "$MT" --json -f localhost:/dev/zero health | jq -c 'del(.device, .status.device)')
-  assert_equal "$there_out" "$here_out"
-  [ -n "$here_out" ] || fail "no JSON report"
-}
+# same_report of the faked drive, here and through the rsh stand-in.
+same_fake_report() { same_report --fake /dev/zero localhost:/dev/zero; }
 
 @test "health-remote: through tapekit's rmt each report is the local drive's, state by state" {
-  same_report
+  same_fake_report
   FAKE_ST_ALERTS=3,20 FAKE_ST_CAPACITY=100:200,50:100 FAKE_ST_MAM="0x0806=CLN001L8;0x0003=7" \
-    FAKE_ST_ENCRYPTION=on same_report
+    FAKE_ST_ENCRYPTION=on same_fake_report
   FAKE_ST_ALERTS=1,4,9,19,37,55,60 FAKE_ST_CAPACITY=0:2400000 FAKE_ST_MAM=none \
-    FAKE_ST_ENCRYPTION=none same_report
+    FAKE_ST_ENCRYPTION=none same_fake_report
   # Pages with what mt does not decode, a page longer than 8192 bytes, and
   # attributes of other sizes, formats and numbers: the server asks the
   # drive for the whole page as mt does locally.
   FAKE_ST_ALERTS=3,20 FAKE_ST_ODD=0x2e-vendor,0x31-wide,attr-text,attr-load4 \
-    FAKE_ST_MAM="0x0806=CLN001L8;0x0003=7;0x0000=1000;0x1234=77" same_report
-  FAKE_ST_ALERTS=20 FAKE_ST_ODD=0x2e-long same_report
+    FAKE_ST_MAM="0x0806=CLN001L8;0x0003=7;0x0000=1000;0x1234=77" same_fake_report
+  FAKE_ST_ALERTS=20 FAKE_ST_ODD=0x2e-long same_fake_report
   # The VPD pages, one blank as tgt's.
-  FAKE_ST_ODD=mas-nul FAKE_ST_TAS=3,20 same_report
+  FAKE_ST_ODD=mas-nul FAKE_ST_TAS=3,20 same_fake_report
   FAKE_ST_ALERTS=3,20 FAKE_ST_ODD=0x2e-long run -0 there tapealert
   assert_line --index 1 "TapeAlert 20: Cleaning required (Critical)"
   assert_line --index 2 --regexp "^parameters not decoded: 0x8002 .* 0x8029$"

@@ -21,17 +21,12 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 
-FAKE_ST=$TK_TEST_LIB/fake_st.so
-
 setup() {
   tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
   unset TAPE
   forget_fake_drive
 }
-
-# Runs a command against the faked drive.
-fake() { LD_PRELOAD=$FAKE_ST "$@"; }
 
 # The active flags sg_logs -p 0x2e lists, as "NAME" lines.
 sg_logs_flags() { fake sg_logs -p 0x2e /dev/zero | grep -v '^  Reserved parameter code' | sed -n 's/^  \(.*\): 1$/\1/p'; }

@@ -11,7 +11,6 @@ load test_helper
 setup() {
   tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
-  RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
   mkdir -p src/sub
   random_mib 1 5 | head -c 400000 >src/a.bin
   echo hello >src/sub/c.txt

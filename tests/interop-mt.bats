@@ -11,7 +11,6 @@ load test_helper
 setup() {
   tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
-  RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
   export RSH=$RSH_STANDIN
   # Three tape files of one, two and three records.
   tapectl -w t.tap write 1000 fm 2000 2000 fm 3000 3000 3000 fm >/dev/null

@@ -13,7 +13,6 @@ load test_helper
 setup() {
   tk_trace_test_lines_only
   cd "$BATS_TEST_TMPDIR" || return 1
-  RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
   export RSH_STANDIN_LOG=$BATS_TEST_TMPDIR/rsh.log
   mkdir -p src/sub
   random_mib 1 3 | head -c 700000 >src/a.bin

@@ -18,7 +18,6 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 MT_ST=${MT_ST:-/usr/bin/mt-st}
-FAKE_ST=$TK_TEST_LIB/fake_st.so
 
 setup() {
   tk_trace_test_lines_only
@@ -26,6 +25,8 @@ setup() {
     FAKE_ST_DSREG FAKE_ST_GSTAT FAKE_ST_ERREG FAKE_ST_FILENO FAKE_ST_BLKNO FAKE_ST_POS \
     FAKE_ST_SYSFS FAKE_ST_DEVICE FAKE_ST_STATE
   cd "$BATS_TEST_TMPDIR" || return 1
+  # What mt asks the faked drive: fake logs every call it answers here.
+  fake_calls_log=$BATS_TEST_TMPDIR/calls.log
 }
 
 # Reads file $2 into the variable named $1, whole, without a fork (a file
@@ -88,8 +89,6 @@ table_same_as_mt_st() {
 table_same_on_fake_drive() {
   LD_PRELOAD=$FAKE_ST table_same_as_mt_st
 }
-
-fake() { LD_PRELOAD=$FAKE_ST FAKE_ST_LOG=$BATS_TEST_TMPDIR/calls.log "$@"; }
 
 # --- command line, compared with mt-st -------------------------------------
 
@@ -1111,8 +1110,6 @@ EIO"
 }
 
 # --- remote names ------------------------------------------------------------
-
-RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
 
 @test "mt: a remote name reaches the tape through --rsh-command and rmt" {
   make_tape

@@ -34,14 +34,6 @@ chunked_traced_reblock() {
   chunker 7 1 200000 <"$input" | traced_reblock "$@"
 }
 
-# Lists the sizes of the records of .tap image $1 from BOT to its first
-# filemark, as "size size" pairs like writes.txt. awk reads all of tapectl's
-# output, so that tapectl ends normally (at end of data) rather than by SIGPIPE.
-tap_records() {
-  tapectl "$1" op rewind : read 2000 |
-    awk 'done { next } $1 == 0 || $1 !~ /^[0-9]+$/ { done = 1; next } { print $1, $1 }'
-}
-
 # Waits (10 s at most) until process $1 is blocked reading its standard
 # input: /proc/PID/syscall then starts with read's number (0 on x86-64) and fd 0.
 wait_reading_stdin() {

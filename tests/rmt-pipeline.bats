@@ -10,16 +10,9 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 
-setup_file() {
-  export SSHDIR=$BATS_FILE_TMPDIR/sshd
-  local rc=0
-  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" >"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
-  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
-}
+setup_file() { start_file_sshd; }
 
-teardown_file() {
-  "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"
-}
+teardown_file() { stop_test_sshd; }
 
 setup() {
   tk_trace_test_lines_only
@@ -28,15 +21,6 @@ setup() {
   # Every request and reply the server saw, to show what was pipelined.
   export RSH_STANDIN_SERVER="$TK_BIN/rmt --debug-log $BATS_TEST_TMPDIR/rmt.debug"
   random_mib 1 7 >in
-}
-
-needs_sshd() {
-  local rc
-  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
-  [ "$rc" != 77 ] || skip "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
-  [ "$rc" = 0 ] || fail "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
-  export RSH=$SSHDIR/ssh
-  unset RSH_STANDIN_SERVER
 }
 
 # The volume change command: the full tape goes aside as fullN.tap, a blank
@@ -323,7 +307,7 @@ EOF
 }
 
 @test "pipelined rmt: over ssh, --next-volume and read-ahead keep every byte and the tape position" {
-  needs_sshd
+  needs_sshd ssh
   # Few connections: each ssh login is the slow part of this test.
   head -c 450000 in >in.part
   "$MT" -f v.tap vt-create 200k

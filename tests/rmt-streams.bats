@@ -17,23 +17,15 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 setup_file() {
-  export SSHDIR=$BATS_FILE_TMPDIR/sshd TAPES=$BATS_FILE_TMPDIR/tapes
+  export TAPES=$BATS_FILE_TMPDIR/tapes
   mkdir -p "$TAPES"
   export FORCED_LOG=$BATS_FILE_TMPDIR/forced.log
-  local rc=0
-  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" "$TK_BIN/rmt --allow $TAPES --log $FORCED_LOG" \
-    >"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
+  start_file_sshd "$TK_BIN/rmt --allow $TAPES --log $FORCED_LOG"
   # A short round trip: the emulator's delays, not its timing, are the point.
-  if [ "$rc" = 0 ]; then
-    WANRELAY=$TK_PLAIN_TEST_BIN/wanrelay "$BATS_TEST_DIRNAME/sshd-helper" wan "$SSHDIR" 10 200m 1m \
-      >>"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
-  fi
-  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
+  wan_file_sshd 10 200m 1m
 }
 
-teardown_file() {
-  "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"
-}
+teardown_file() { stop_test_sshd; }
 
 setup() {
   tk_trace_test_lines_only
@@ -43,13 +35,10 @@ setup() {
   random_mib 1 11 >in
 }
 
-needs_sshd() {
-  local rc
-  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
-  [ "$rc" != 77 ] || skip "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
-  [ "$rc" = 0 ] || fail "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
-  export RSH=$SSHDIR/ssh-forced-wan
-  unset RSH_STANDIN_SERVER
+# needs_sshd, through the forced rmt --allow command behind the WAN
+# emulator, with the forced command's log emptied for this test.
+needs_forced_sshd() {
+  needs_sshd ssh-forced-wan
   : >"$FORCED_LOG"
 }
 
@@ -398,7 +387,7 @@ start_owner() {
 }
 
 @test "streams: over ssh through the WAN emulator, one forced rmt --allow command serves every stream" {
-  needs_sshd
+  needs_forced_sshd
   # Few logins: each is the slow part of this test.
   "$BUFFER" -s 10k --streams 3 -i in -o "root@localhost:$TAPES/w.tap"
   grep -q 'streams="3 streams"' "$FORCED_LOG"
@@ -529,21 +518,21 @@ kill_while_reading() {
 }
 
 @test "streams: one ssh of three killed mid-transfer ends the run naming it, with the exact records on the tape" {
-  needs_sshd
+  needs_forced_sshd
   kill_while_writing 2
 }
 
 @test "streams: losing the first connection, the one that opened the tape, while writing is named with the exact records on the tape" {
-  needs_sshd
+  needs_forced_sshd
   kill_while_writing 1
 }
 
 @test "streams: one ssh of three killed while reading ends the run naming it, with the records read passed on" {
-  needs_sshd
+  needs_forced_sshd
   kill_while_reading 2
 }
 
 @test "streams: losing the first connection while reading ends the run naming it, with the records read passed on" {
-  needs_sshd
+  needs_forced_sshd
   kill_while_reading 1
 }

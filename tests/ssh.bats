@@ -10,27 +10,15 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 setup_file() {
-  export SSHDIR=$BATS_FILE_TMPDIR/sshd
   mkdir -p "$BATS_FILE_TMPDIR/tapes"
-  local rc=0
-  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" \
-    "$TK_BIN/rmt --allow $BATS_FILE_TMPDIR/tapes --log $SSHDIR/rmt.log" >"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
-  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
+  start_file_sshd "$TK_BIN/rmt --allow $BATS_FILE_TMPDIR/tapes --log $BATS_FILE_TMPDIR/sshd/rmt.log"
 }
 
-teardown_file() {
-  "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"
-}
+teardown_file() { stop_test_sshd; }
 
 setup() {
   tk_trace_test_lines_only
-  local rc
-  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
-  [ "$rc" != 77 ] || skip "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
-  if [ "$rc" != 0 ]; then
-    cat "$BATS_FILE_TMPDIR/sshd.out"
-    return 1
-  fi
+  needs_sshd
   cd "$BATS_TEST_TMPDIR" || return 1
   TAPES=$BATS_FILE_TMPDIR/tapes
   mkdir -p src/sub

@@ -63,6 +63,10 @@ export TAPEKIT_TEST_SYSLOG_SOCKET=
 # default (a *.tap name is the plain file rmt-tar makes) unset it.
 export TAPEKIT_VIRTUAL_TAPES='*.tap'
 
+# The remote shell that runs its command here (tests/rsh-standin), for
+# host:path names without a network.
+RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
+
 # Each program under test can be swapped for the original, e.g.
 # BUFFER=/usr/bin/buffer bats tests/buffer.bats, to show drop-in behaviour.
 BUFFER=${BUFFER:-$TK_BIN/buffer}
@@ -83,6 +87,30 @@ random_mib() {
 }
 
 sha() { sha256sum "$@" | cut -d' ' -f1; }
+
+# The records of .tap image IMAGE from BOT, as tapectl reads them:
+#   tap_records IMAGE            those of its first file, one a line as a
+#                                "size size" pair (like reblock.bats'
+#                                writes.txt);
+#   tap_records --reads N IMAGE  what each of N reads finds, on one line,
+#                                each followed by a space: "10240 4520 0 "
+#                                (0 at a filemark, an errno name where a
+#                                read fails).
+# All of tapectl's output is read, so that it ends at its last read, not by
+# SIGPIPE.
+tap_records() {
+  local reads=2000 one_line=
+  if [ "$1" = --reads ]; then
+    reads=$2 one_line=1
+    shift 2
+  fi
+  tapectl -r "$1" op rewind : read "$reads" | cut -d' ' -f1 |
+    if [ -n "$one_line" ]; then
+      tr '\n' ' '
+    else
+      awk 'done { next } $1 == 0 || $1 !~ /^[0-9]+$/ { done = 1; next } { print $1, $1 }'
+    fi
+}
 
 # Moves the test to a disk where a virtual tape stages its writes (blocks
 # reserved on ext4 or xfs): the test directory when it is one, else a
@@ -121,6 +149,51 @@ kill_tree() {
 # may have inherited from the environment, whatever the shim adds next.
 forget_fake_drive() { unset "${!FAKE_ST_@}"; }
 
+# The shim that fakes the drive, on /dev/zero unless FAKE_ST_DEVICE says
+# otherwise.
+FAKE_ST=$TK_TEST_LIB/fake_st.so
+
+# Runs a command against the faked drive. Where the suite has set
+# fake_calls_log to a file, the shim appends every call it answers to it
+# (FAKE_ST_LOG), for tests of what is asked of the drive.
+fake() {
+  if [ -n "${fake_calls_log:-}" ]; then
+    LD_PRELOAD=$FAKE_ST FAKE_ST_LOG=$fake_calls_log "$@"
+  else
+    LD_PRELOAD=$FAKE_ST "$@"
+  fi
+}
+
+# same_report [--fake] HERE THERE [COMMAND...]: mt reports the same of the
+# device HERE and the device THERE (a remote one): each health command's
+# exit status and output, and --json health but for the device's name.
+# --fake runs mt against the faked drive; COMMAND, when given, runs before
+# each report.
+same_report() {
+  local mt=("$MT") here there command here_out there_out here_status there_status
+  if [ "$1" = --fake ]; then
+    mt=(fake "$MT")
+    shift
+  fi
+  here=$1 there=$2
+  shift 2
+  for command in tapealert capacity cartridge encryption health; do
+    here_status=0 there_status=0
+    if [ $# -gt 0 ]; then "$@"; fi
+    here_out=$("${mt[@]}" -f "$here" "$command" 2>&1) || here_status=$?
+    if [ $# -gt 0 ]; then "$@"; fi
+    there_out=$("${mt[@]}" -f "$there" "$command" 2>&1) || there_status=$?
+    assert_equal "$command: $there_status" "$command: $here_status"
+    assert_equal "$there_out" "$here_out"
+  done
+  if [ $# -gt 0 ]; then "$@"; fi
+  here_out=$("${mt[@]}" --json -f "$here" health | jq -c 'del(.device, .status.device)')
+  if [ $# -gt 0 ]; then "$@"; fi
+  there_out=$("${mt[@]}" --json -f "$there" health | jq -c 'del(.device, .status.device)')
+  assert_equal "$there_out" "$here_out"
+  [ -n "$here_out" ] || fail "no JSON report"
+}
+
 # Starts a private sshd for this test (tests/sshd-helper) in $SSHDIR, which
 # the test's teardown stops with stop_test_sshd; skips the test where sshd
 # cannot run here (not root, no openssh-server).
@@ -133,6 +206,40 @@ start_test_sshd() {
 }
 stop_test_sshd() {
   if [ -n "${SSHDIR:-}" ]; then "$BATS_TEST_DIRNAME/sshd-helper" stop "$SSHDIR"; fi
+}
+
+# For a suite whose tests share one sshd: its setup_file starts it with
+# start_file_sshd [FORCED_COMMAND] (sshd-helper start) in $SSHDIR, and may
+# put the WAN emulator in front with wan_file_sshd RTT RATE WINDOW
+# (sshd-helper wan); its teardown_file stops both with stop_test_sshd. How
+# that went is kept for needs_sshd.
+start_file_sshd() {
+  export SSHDIR=$BATS_FILE_TMPDIR/sshd
+  local rc=0
+  "$BATS_TEST_DIRNAME/sshd-helper" start "$SSHDIR" "$@" >"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
+  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
+}
+wan_file_sshd() {
+  local rc
+  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
+  [ "$rc" = 0 ] || return 0
+  WANRELAY=$TK_PLAIN_TEST_BIN/wanrelay "$BATS_TEST_DIRNAME/sshd-helper" wan "$SSHDIR" "$@" \
+    >>"$BATS_FILE_TMPDIR/sshd.out" 2>&1 || rc=$?
+  echo "$rc" >"$BATS_FILE_TMPDIR/sshd.status"
+}
+# In a test of such a suite: skips the test where the sshd cannot run here
+# (not root, no openssh-server) and fails it where it did not start. With
+# the name of one of its ssh wrappers ($1: ssh, ssh-forced-wan, ...), makes
+# that the remote shell (RSH) in place of the rsh stand-in.
+needs_sshd() {
+  local rc
+  rc=$(cat "$BATS_FILE_TMPDIR/sshd.status")
+  [ "$rc" != 77 ] || skip "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
+  [ "$rc" = 0 ] || fail "$(cat "$BATS_FILE_TMPDIR/sshd.out")"
+  if [ -n "${1:-}" ]; then
+    export RSH=$SSHDIR/$1
+    unset RSH_STANDIN_SERVER
+  fi
 }
 
 # Drops buffer's note on a short queue (-s 256k in 1.19's default -m 1m)

@@ -13,7 +13,6 @@ setup() {
   cd "$BATS_TEST_TMPDIR" || return 1
   # The default, as an installed package has it: nothing opted in.
   unset TAPEKIT_VIRTUAL_TAPES
-  RSH_STANDIN=$BATS_TEST_DIRNAME/rsh-standin
   mkdir -p src/night1 src/night2 src/night3
   random_mib 1 1 | head -c 600000 >src/night1/a.bin
   random_mib 1 2 | head -c 90000 >src/night2/b.bin

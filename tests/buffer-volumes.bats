@@ -120,6 +120,20 @@ LOAD='v=vol$BUFFER_VOLUME.tap; [ -e $v ] || exit 0; mv $v r.tap; mv $v.state r.t
   assert_equal "$(sha vol.1)" "$(head -c 100000 in | sha)"
 }
 
+@test "buffer: a stop during an output volume change still says what reached each volume" {
+  cd "$BATS_TEST_TMPDIR"
+  head -c 300000 "$DATA" >in
+  # The command asks the writer (its parent) to abandon the queue, as the
+  # reader does at a second signal, and succeeds: the next volume is never
+  # opened, and the stop must not be silent.
+  run --separate-stderr env TK_MEDIUM_PATH="$PWD/vol" TK_MEDIUM_BYTES=100000 \
+    LD_PRELOAD="$TK_TEST_LIB/fullmedium.so" "$BUFFER" -s 10k -i in -o "$PWD/vol" \
+    --next-volume 'kill -USR1 $PPID'
+  assert_equal "$status" 254
+  assert_equal "${stderr_lines[1]}" "buffer (writer): told by the reader to abandon the queue; 100000 bytes reached $PWD/vol (volume 1: 100000, volume 2: 0), 200000 queued bytes were not written"
+  assert_equal "$(sha vol)" "$(head -c 100000 in | sha)"
+}
+
 @test "buffer: --next-volume with neither -o nor -i is refused before anything starts" {
   run --separate-stderr "$BUFFER" --next-volume true </dev/null
   assert_equal "$status" 255

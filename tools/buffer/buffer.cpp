@@ -158,11 +158,15 @@ int run_options(const Options& options) {
   StatusLines status_lines(ring->blocks(), options, start,
                            input ? input_size(options, *input) : options.size);
   Recorder recorder(*ring, *run_state, options, start);
+  // The recorder first: its file never blocks, and its tick is stamped
+  // with the time the counters were read. A status line can block (a
+  // stderr nobody drains, Ctrl-S on a terminal); the record's ticks then
+  // resume as one longer tick, none of their bytes lost.
   std::vector<Sampler::Watcher> watchers;
-  if (status_lines.wanted())
-    watchers.push_back({status_lines.every(), [&](const RunStats& now) { status_lines.take(now); }});
   if (recorder.active())
     watchers.push_back({recorder.every(), [&](const RunStats& now) { recorder.take(now); }});
+  if (status_lines.wanted())
+    watchers.push_back({status_lines.every(), [&](const RunStats& now) { status_lines.take(now); }});
   Sampler sampler(*ring, *run_state, start, std::move(watchers));
   Clock::time_point input_ended = Clock::now();
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};

@@ -93,7 +93,7 @@ inline std::chrono::nanoseconds long_write_threshold(const Options& o) {
 }
 
 // Times one write of the writer process: a write that blocks for the
-// threshold or longer (a drive repositioning) goes to the ring's log.
+// threshold or longer (a drive repositioning) goes to the run state's log.
 class WriteTimer {
  public:
   WriteTimer(RunState& run, std::chrono::nanoseconds threshold) noexcept

@@ -46,6 +46,12 @@ std::unique_ptr<Tape> open_next_volume(const Options& o, VolumeSide side, std::s
     // says which volume and what had moved: the run had begun.
     throw ExactExit(kExitRuntime, who + "cannot open volume " + std::to_string(volume) + "; " +
                                       moved + e.what());
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    // Opened, but not made ready (an input told it will be read in order).
+    throw ExactExit(kExitRuntime, who + "cannot open volume " + std::to_string(volume) + "; " +
+                                      moved + "buffer: " + e.what() + "\n");
   }
   print_stderr(who + (input ? "reading volume " : "continuing on volume ") +
                std::to_string(volume) + "\n");
@@ -96,7 +102,14 @@ void Writer::change_volume() {
   } catch (const ExactExit&) {
     run_.set_writer_reported();
     throw;
+  } catch (const Interrupted&) {
+    // A stop while the command ran or before the next volume opened: the
+    // one before is closed whole, and what reached each is said, as at
+    // any stop.
+    check_reader_alive();
+    abandon(abandon_reason());
   }
+  output_open_ = true;
   ring_.note_consumer_step();
   note_volume_start();
   fresh_volume_ = true;

@@ -31,8 +31,8 @@ enum class VolumeSide { input, output };
 // prepared alike and a failure to open it reads as the first one's would,
 // after a line naming the volume. `current` is the volume's name as the
 // first open gave it. Throws ExactExit(kExitRuntime) with the lines that
-// say why when the command fails or the volume cannot be opened;
-// Interrupted when a stop came.
+// say why when the command fails or the volume cannot be opened (or made
+// ready); Interrupted when a stop came.
 std::unique_ptr<Tape> open_next_volume(const Options& o, VolumeSide side, std::size_t volume,
                                        std::uint64_t bytes, const std::string& current);
 

@@ -305,10 +305,11 @@ std::string Writer::close_after_stop() {
   try {
     // What the drive says about a failed write is worth having; a remote
     // pipeline that is not settled is left for the close to report.
-    // A hung drive (--timeout) is asked nothing more.
-    if (!primary_failed_ && !g_output_stalled && in_flight().records == 0)
+    // A hung drive (--timeout) is asked nothing more; a volume already
+    // closed (a stop during a volume change) is not closed again.
+    if (output_open_ && !primary_failed_ && !g_output_stalled && in_flight().records == 0)
       drive_watch_.before_close(*output_);
-    if (!primary_failed_) output_->close();
+    if (output_open_ && !primary_failed_) output_->close();
   } catch (const Error& e) {
     text = "buffer (writer): close of " + output_->name() + " failed: " +
            strerror_text(e.errnum()) + "\n" + take_back_lost(e);
@@ -341,6 +342,7 @@ void Writer::close_output() {
                                       strerror_text(e.errnum()) + "\n" + loss +
                                       "buffer (writer): " + reached_text());
   }
+  output_open_ = false;
   ring_.note_consumer_step();
   ring_.set_bytes_out(written_);
 }

@@ -186,6 +186,7 @@ class Writer {
   std::uint64_t written_ = 0;            // bytes that reached the output, all volumes
   std::vector<std::uint64_t> per_volume_{0};  // of which on each volume
   bool fresh_volume_ = false;            // a volume just loaded has taken nothing yet
+  bool output_open_ = true;              // false from a volume's close to the next's open
   std::uint64_t next_gib_ = kGiB;
   RateLimit output_limit_;
   std::string hung_output_;  // the output a watched write goes to, for --timeout's message

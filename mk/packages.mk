@@ -35,6 +35,8 @@ PKGS_FUZZ := clang libclang-rt-14-dev
 PKGS_DEB := $(PKGS_BUILD) debhelper dpkg-dev lintian man-db tar file devscripts
 
 # Installs the Debian packages in $(1) that are missing; not root: says how.
+# Another apt-get or dpkg at work (a second clone's make test on a fresh
+# machine) is waited for, up to 10 minutes, instead of failing at once.
 # With $(2) non-empty, no service a package brings is started by its
 # install (a policy-rc.d that denies them all, unless the machine has one,
 # removed afterwards): tgt would start the system's tgtd, listening on every
@@ -48,7 +50,7 @@ define ensure_packages
 	    if [ -n "$(2)" ] && [ ! -e /usr/sbin/policy-rc.d ]; then \
 	      policy=/usr/sbin/policy-rc.d; printf '#!/bin/sh\nexit 101\n' >$$policy && chmod 755 $$policy || exit 1; \
 	    fi; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(if $(3),--no-install-recommends) $$missing >/dev/null; \
+	    apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq $(if $(3),--no-install-recommends) $$missing >/dev/null; \
 	    status=$$?; [ -z "$$policy" ] || rm -f $$policy; [ $$status = 0 ] || exit 1; \
 	  else \
 	    echo "missing Debian packages; as root run: apt-get install -y" $$missing >&2; exit 1; \

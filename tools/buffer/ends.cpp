@@ -231,11 +231,13 @@ std::unique_ptr<Tape> open_input(const Options& o) {
   return input;
 }
 
-std::unique_ptr<Tape> open_output(const Options& o) {
-  std::unique_ptr<Tape> output = open_end(o.output, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", o);
+std::unique_ptr<Tape> open_output(const Options& o, const std::string& name) {
+  std::unique_ptr<Tape> output = open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", o);
   enlarge_pipe(output->poll_fd(), o.block_size);
   return output;
 }
+
+std::unique_ptr<Tape> open_output(const Options& o) { return open_output(o, o.output); }
 
 // Under --json a stop's last words are "message" objects too: run_main
 // prints what reaches it as text, so what body throws is turned into an

@@ -43,7 +43,10 @@ bool input_is_missing(const Options& o);
 void prepare_input(Tape& input, const Options& o);
 // The input, opened and prepared.
 std::unique_ptr<Tape> open_input(const Options& o);
+// -o (empty: standard output), or a --tee output `name`, opened for
+// writing with its pipe enlarged.
 std::unique_ptr<Tape> open_output(const Options& o);
+std::unique_ptr<Tape> open_output(const Options& o, const std::string& name);
 // Runs body; under --json, turns what it throws into JSON message lines.
 int with_json_diagnostics(bool json, const std::string& program, int failure,
                           const std::function<int()>& body);

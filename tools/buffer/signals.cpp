@@ -3,7 +3,6 @@
 #include "signals.hpp"
 
 #include <cstring>
-#include <string_view>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,46 +113,32 @@ std::string stop_signal_name() {
   return abbreviation ? std::string("SIG") + abbreviation : std::string("a signal");
 }
 
-namespace {
-
-// {signal}: stop_signal_name(); {queued}, {reached}: stop_words' arguments.
-struct StopText {
-  Stop stop;
-  const char* words;
-};
-constexpr StopText kStopTexts[] = {
-    {Stop::no_drain, "buffer: {signal}: stopping; --no-drain: the {queued} are abandoned\n"},
-    {Stop::draining,
-     "buffer: {signal}: stopping; reading has stopped, writing out the {queued}; a second signal "
-     "abandons them\n"},
-    {Stop::draining_at_end,
-     "buffer: {signal}: stopping; the input has ended, writing out the {queued}; a second signal "
-     "abandons them\n"},
-    {Stop::second_signal, "buffer: a second {signal}: abandoning the {queued}\n"},
-    {Stop::written_out,
-     "buffer: stopped by {signal} after the queue was written out: {reached}, all that was read\n"},
-    {Stop::writer_second_signal, "interrupted by a second {signal}"},
-    {Stop::writer_no_drain, "interrupted by {signal} (--no-drain)"},
-    {Stop::writer_signal, "interrupted by {signal}"},
-    {Stop::writer_told, "told by the reader to abandon the queue"},
-};
-
-void put(std::string& text, std::string_view field, const std::string& value) {
-  for (std::size_t at = text.find(field); at != std::string::npos;
-       at = text.find(field, at + value.size()))
-    text.replace(at, field.size(), value);
-}
-
-}  // namespace
-
 std::string stop_words(Stop stop, const std::string& queued, const std::string& reached) {
-  std::string text;
-  for (const StopText& t : kStopTexts)
-    if (t.stop == stop) text = t.words;
-  put(text, "{signal}", stop_signal_name());
-  put(text, "{queued}", queued);
-  put(text, "{reached}", reached);
-  return text;
+  const std::string signal = stop_signal_name();
+  switch (stop) {
+    case Stop::no_drain:
+      return "buffer: " + signal + ": stopping; --no-drain: the " + queued + " are abandoned\n";
+    case Stop::draining:
+      return "buffer: " + signal + ": stopping; reading has stopped, writing out the " + queued +
+             "; a second signal abandons them\n";
+    case Stop::draining_at_end:
+      return "buffer: " + signal + ": stopping; the input has ended, writing out the " + queued +
+             "; a second signal abandons them\n";
+    case Stop::second_signal:
+      return "buffer: a second " + signal + ": abandoning the " + queued + "\n";
+    case Stop::written_out:
+      return "buffer: stopped by " + signal + " after the queue was written out: " + reached +
+             ", all that was read\n";
+    case Stop::writer_second_signal:
+      return "interrupted by a second " + signal;
+    case Stop::writer_no_drain:
+      return "interrupted by " + signal + " (--no-drain)";
+    case Stop::writer_signal:
+      return "interrupted by " + signal;
+    case Stop::writer_told:
+      return "told by the reader to abandon the queue";
+  }
+  return "";
 }
 
 }  // namespace tk::buffer

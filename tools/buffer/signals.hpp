@@ -46,7 +46,7 @@ void install_handler(int sig, void (*handler)(int, siginfo_t*, void*));
 // "SIGTERM", or "a signal" when none was recorded.
 std::string stop_signal_name();
 
-// Every way a stop is said, from one table (signals.cpp): the reader's
+// Every way a stop is said, in one place (signals.cpp): the reader's
 // lines as a stop signal comes and goes, and the writer's reason for
 // abandoning the queue.
 enum class Stop {
@@ -61,8 +61,8 @@ enum class Stop {
   writer_signal,
   writer_told,
 };
-// The words for `stop`, with the signal's name and `queued` ("3 queued
-// blocks (768 KiB)") or `reached` (what reached the output) put in.
+// The words for `stop`, with the signal's name and `queued` ("3 bytes
+// still queued (1 block)") or `reached` (what reached the output) put in.
 std::string stop_words(Stop stop, const std::string& queued = "", const std::string& reached = "");
 
 }  // namespace tk::buffer

@@ -38,20 +38,19 @@ std::unique_ptr<Tape> open_next_volume(const Options& o, VolumeSide side, std::s
   if (status != 0)
     throw ExactExit(kExitRuntime, who + "volume change command failed (" +
                                       describe_wait_status(status) + "); " + moved);
+  // The first open's lines (1.19's two, and why) follow the one that says
+  // which volume and what had moved: the run had begun.
+  const std::string cannot = who + "cannot open volume " + std::to_string(volume) + "; " + moved;
   std::unique_ptr<Tape> opened;
   try {
     opened = input ? open_input(o) : open_output(o);
   } catch (const ExactExit& e) {
-    // The first open's lines (1.19's two, and why), after the one that
-    // says which volume and what had moved: the run had begun.
-    throw ExactExit(kExitRuntime, who + "cannot open volume " + std::to_string(volume) + "; " +
-                                      moved + e.what());
+    throw ExactExit(kExitRuntime, cannot + e.what());
   } catch (const Interrupted&) {
     throw;
   } catch (const Error& e) {
     // Opened, but not made ready (an input told it will be read in order).
-    throw ExactExit(kExitRuntime, who + "cannot open volume " + std::to_string(volume) + "; " +
-                                      moved + "buffer: " + e.what() + "\n");
+    throw ExactExit(kExitRuntime, cannot + "buffer: " + e.what() + "\n");
   }
   print_stderr(who + (input ? "reading volume " : "continuing on volume ") +
                std::to_string(volume) + "\n");

@@ -471,12 +471,8 @@ int writer_process(Ring& ring, RunState& run, const Options& options, Clock::tim
       // Failures here are still set-up failures: status 255, as in 1.19.
       std::unique_ptr<Tape> output = open_output(options);
       // Every output is open before the reader takes any input.
-      TeeOutputs tees(options.tees, options.hash, [&](const std::string& name) {
-        std::unique_ptr<Tape> tee =
-            open_end(name, 1, O_WRONLY | O_CREAT | O_TRUNC, "output", options);
-        enlarge_pipe(tee->poll_fd(), options.block_size);
-        return tee;
-      });
+      TeeOutputs tees(options.tees, options.hash,
+                      [&](const std::string& name) { return open_output(options, name); });
       g_writer_ready = 1;
       run.set_writer_ready();
       Writer writer(ring, run, std::move(output), tees, options, start, reader, digest_channel);

@@ -17,18 +17,6 @@ Error::Error(int errnum, std::string context, std::size_t bytes_done)
                               : context_ + ": " + std::strerror(errnum);
 }
 
-namespace {
-std::uint64_t total_bytes(const UnwrittenRecords::Records& records) {
-  std::uint64_t bytes = 0;
-  for (const auto& r : records) bytes += r.size();
-  return bytes;
-}
-}  // namespace
-
-UnwrittenRecords::UnwrittenRecords(int errnum, std::string context, Records records)
-    : LostWrites(errnum, std::move(context), total_bytes(records), records.size(), errnum),
-      records_(std::make_shared<const Records>(std::move(records))) {}
-
 void throw_errno(std::string context) { throw Error(errno, std::move(context)); }
 
 }  // namespace tk

@@ -69,30 +69,30 @@ class RecordTooLarge : public Error {
   std::uint64_t record_bytes_;
 };
 
-// Records a pipelined output (a remote tape) had accepted that never
-// reached the medium, because a write before them failed: errnum is that
-// failure's (ENOSPC at the end of a volume), and records() holds what did
-// not get there, in the order written (the failed record's unwritten part
-// first), for a caller that writes it to the next volume. As for any
-// LostWrites, callers that count what they wrote take bytes_lost() back.
+// Writes a tape had taken without acknowledging them yet (a remote tape's
+// pipelined writes, Tape::unacknowledged) that never reached the medium,
+// because a write before them failed: errnum is that failure's (ENOSPC at
+// the end of a volume). They are the last records_lost() of the writes not
+// acknowledged when the failure came, bytes_lost() of their bytes: the
+// first of them may have reached it in part (the rest of it is lost), and
+// any writes still unacknowledged after the failure come after them. The
+// bytes themselves are the caller's: a caller that keeps what it wrote until
+// it is acknowledged (buffer keeps its blocks in its queue) writes them
+// again elsewhere; one that counted them when written takes bytes_lost() back.
 class UnwrittenRecords : public LostWrites {
  public:
-  using Records = std::vector<std::vector<std::byte>>;
-  UnwrittenRecords(int errnum, std::string context, Records records);
-  const Records& records() const noexcept { return *records_; }
-
- private:
-  std::shared_ptr<const Records> records_;  // shared: exceptions are copied
+  UnwrittenRecords(int errnum, std::string context, std::uint64_t records, std::uint64_t bytes)
+      : LostWrites(errnum, std::move(context), bytes, records, errnum) {}
 };
 
 // A remote tape's parallel stream (lib/tape/remote_tape.hpp) ended or
 // could not join: the session is over. context() names the stream, how its
-// remote shell ended and how many records are on the tape; records() holds
-// the writes in flight that did not reach it (when that is known).
+// remote shell ended and how many records are on the tape; the records lost
+// are the writes in flight that did not reach it (when that is known).
 class StreamLost : public UnwrittenRecords {
  public:
-  StreamLost(std::string context, Records records)
-      : UnwrittenRecords(EIO, std::move(context), std::move(records)) {}
+  StreamLost(std::string context, std::uint64_t records, std::uint64_t bytes)
+      : UnwrittenRecords(EIO, std::move(context), records, bytes) {}
 };
 
 // A SIMH tape image (lib/tape/simh_tape.hpp) that cannot be read as one:

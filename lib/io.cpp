@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <vector>
 
@@ -212,18 +213,34 @@ void write_all_at(int fd, std::span<const std::byte> data, std::uint64_t offset,
 }
 
 void write_all(int fd, std::span<const std::byte> data, std::string_view name) {
+  // write(2), not writev(2), where there is one part: what a fault injector
+  // (libfiu, the tests' shims) wraps.
+  write_all(fd, {}, data, name);
+}
+
+void write_all(int fd, std::span<const std::byte> head, std::span<const std::byte> body,
+               std::string_view name) {
   // A stop asked for while a blocking write has sent part of its bytes (a
   // pipe with less room than the write) makes write(2) return that part,
   // not EINTR: give up then as for EINTR, or the next write blocks again and
   // the stop is never seen. A stop asked for before the call is the caller's
   // to handle (reblock writes out what it read after one).
   const bool stopped_before = stop_requested();
+  const std::size_t total = head.size() + body.size();
   std::size_t done = 0;
-  while (done < data.size()) {
+  while (done < total) {
     if (done > 0 && !stopped_before && stop_requested())
       throw Interrupted("write " + std::string(name), done);
-    ssize_t n = retry_eintr(
-        [&] { return ::write(fd, data.data() + done, data.size() - done); });
+    iovec parts[2];
+    int count = 0;
+    if (done < head.size())
+      parts[count++] = {const_cast<std::byte*>(head.data() + done), head.size() - done};
+    const std::size_t into_body = done > head.size() ? done - head.size() : 0;
+    if (into_body < body.size())
+      parts[count++] = {const_cast<std::byte*>(body.data() + into_body), body.size() - into_body};
+    ssize_t n = retry_eintr([&] {
+      return count == 1 ? ::write(fd, parts[0].iov_base, parts[0].iov_len) : ::writev(fd, parts, count);
+    });
     if (n > 0) {
       done += static_cast<std::size_t>(n);
       continue;

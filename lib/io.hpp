@@ -115,6 +115,10 @@ std::size_t read_full(int fd, std::span<std::byte> buf, std::string_view name);
 // Writes all of data, continuing after short writes and waiting on EAGAIN.
 // On failure throws Error with bytes_done() = bytes that were written.
 void write_all(int fd, std::span<const std::byte> data, std::string_view name);
+// The same for head then body, gathered (writev) so that neither is copied
+// to put them side by side; bytes_done() counts from the start of head.
+void write_all(int fd, std::span<const std::byte> head, std::span<const std::byte> body,
+               std::string_view name);
 
 // Writes all of data at offset of a regular file, retrying EINTR even after
 // a stop request: the bytes were already accepted from someone, and a file

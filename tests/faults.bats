@@ -73,9 +73,10 @@ sweep() { run "$SWEEP" --dir "$BATS_TEST_TMPDIR/sweep" "$@"; }
 }
 
 @test "buffer: a link to rmt failing with writes in flight says exactly what reached the image" {
-  # The seventh write to the link is a record's, sent while the paced rmt
-  # has yet to answer the two before it.
-  sweep --case buffer-remote write:7:EIO@0.1
+  # A record goes to the link as one writev (its W header and the block,
+  # uncopied): the third, sent while the paced rmt has yet to answer the
+  # two before it.
+  sweep --case buffer-remote writev:3:EIO@0.1
   assert_success
   assert_line "buffer: 1 cases (site, errno), 0 failed, 0 known, 0 not reached"
 }

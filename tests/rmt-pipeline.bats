@@ -132,14 +132,36 @@ read_volumes() {
   assert_equal "$(sha back)" "$(sha in)"
 }
 
-@test "pipelined rmt: buffer --hash with --next-volume digests exactly what reached each remote volume" {
+@test "pipelined rmt: buffer --hash with --next-volume stays pipelined and digests exactly what reached each remote volume" {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$BUFFER" -s 10k -i in -o "localhost:$PWD/v.tap" --hash sha256 --next-volume "$change_tape"
   assert_success
-  "$MT" -f full0.tap rewind
-  "$BUFFER" -s 10k -i full0.tap >first
-  assert_regex "$stderr" "volume 1: $(sha first) \\($(stat -c %s first) bytes\\)"
+  # The blocks stay queued until acknowledged, so a digest never needs a
+  # record taken back: the writes are pipelined with --hash too.
+  grep -q '^i "29805" "1"$' rmt.debug
+  local f volume=0
+  for f in full0.tap full1.tap full2.tap full3.tap full4.tap full5.tap full6.tap v.tap; do
+    [ -e "$f" ] || continue
+    volume=$((volume + 1))
+    "$MT" -f "$f" rewind
+    "$BUFFER" -s 10k -i "$f" >"back$volume"
+    assert_regex "$stderr" "volume $volume: $(sha "back$volume") \\($(stat -c %s "back$volume") bytes\\)"
+  done
+  [ "$volume" -ge 3 ] || fail "expected several volumes: $(ls)"
   assert_regex "$stderr" "v\\.tap: $(sha in) \\($(stat -c %s in) bytes\\)"
+}
+
+@test "pipelined rmt: a remote -o without -m or -b gets a queue as large as the pipeline's window, since blocks stay queued until acknowledged" {
+  "$MT" -f v.tap vt-create 0
+  run --separate-stderr "$BUFFER" -d -s 256k -o "localhost:$PWD/v.tap" </dev/null
+  assert_success
+  # 64 MiB of 256 KiB blocks, and one for the reader to fill meanwhile.
+  assert_regex "$stderr" "buffer: blocks = 257, blocksize = 262144,"
+  # -m (or -b) is the user's choice; a local output keeps 1.19's queue.
+  run --separate-stderr "$BUFFER" -d -s 256k -m 1m -o "localhost:$PWD/v.tap" </dev/null
+  assert_regex "$stderr" "buffer: blocks = 3, blocksize = 262144,"
+  run --separate-stderr "$BUFFER" -d -s 256k -o "$PWD/local" </dev/null
+  assert_regex "$stderr" "buffer: blocks = 3, blocksize = 262144,"
 }
 
 @test "pipelined rmt: reblock counts only the records that reached a full remote .tap" {

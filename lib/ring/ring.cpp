@@ -498,16 +498,20 @@ std::span<const std::byte> Ring::oldest_filled_block() const noexcept {
 }
 
 void Ring::release(std::size_t bytes_written) noexcept {
-  take(bytes_written);
+  take();
+  count_out(bytes_written);
   release_taken();
 }
 
-void Ring::take(std::size_t bytes_written) noexcept {
+void Ring::take() noexcept {
   Shared& s = *shared_;
   in_underrun_ = false;
-  s.bytes_out.fetch_add(bytes_written, std::memory_order_relaxed);
   s.consumer_steps.fetch_add(1, std::memory_order_relaxed);
   ++taken_;
+}
+
+void Ring::count_out(std::uint64_t bytes) noexcept {
+  shared_->bytes_out.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 bool Ring::holds(std::span<const std::byte> bytes) const noexcept {

@@ -88,15 +88,17 @@ class Ring {
   // The consumer is done with the oldest filled block, which `bytes_written`
   // of it reached the output: the producer may fill it again.
   void release(std::size_t bytes_written) noexcept;
-  // release() in two steps, for a consumer that hands its blocks on to a
-  // thread of its own (buffer's hash of what it wrote): take() moves the
-  // consumer past the oldest filled block and counts what was written;
-  // the block stays out of the producer's reach until release_taken(),
-  // which frees the oldest taken block and may be called from that other
-  // thread (one thread takes, one releases). Unreleased taken blocks still
-  // count against the ring's room.
-  void take(std::size_t bytes_written) noexcept;
+  // release() in steps, for a consumer that keeps its blocks after moving
+  // past them (buffer keeps each until its outputs acknowledge it, and
+  // hands it to a thread that hashes it): take() moves the consumer past
+  // the oldest filled block; the block stays out of the producer's reach
+  // until release_taken(), which frees the oldest taken block and may be
+  // called from another thread (one thread takes, one releases). Unreleased
+  // taken blocks still count against the ring's room. count_out() counts
+  // bytes that reached the output, whenever the consumer knows they did.
+  void take() noexcept;
   void release_taken() noexcept;
+  void count_out(std::uint64_t bytes) noexcept;
   // Whether `bytes` lie inside the ring's blocks.
   bool holds(std::span<const std::byte> bytes) const noexcept;
   // The consumer's corrected count of bytes that reached its output: a

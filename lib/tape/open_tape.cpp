@@ -10,6 +10,7 @@
 #include "file_tape.hpp"
 #include "open_wait.hpp"
 #include "simh_tape.hpp"
+#include "remote_internal.hpp"
 #include "remote_tape.hpp"
 #include "st_tape.hpp"
 #include "virtual_tapes.hpp"
@@ -36,6 +37,11 @@ bool opens_remote(const std::string& name, const OpenOptions& options) {
   struct stat st {};
   return name.find('/') != std::string::npos ||
          ::fstatat(options.dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0;
+}
+
+std::size_t largest_write_window(const std::string& name, const OpenOptions& options) {
+  if (!options.pipelined_writes || !opens_remote(name, options)) return 0;
+  return detail::max_window;
 }
 
 std::unique_ptr<Tape> tape_from_fd(int fd, std::string name) {

@@ -78,7 +78,7 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
                                  std::size_t stream) {
   if (streams_.size() > 1) lose_stream(static_cast<int>(stream), action, why);
   broken_ = true;
-  UnwrittenRecords::Records unwritten = settle_writes_on_loss();
+  Unwritten unwritten = settle_writes_on_loss();
   int status = hang_up();
   // Most lost links are a remote shell that failed (unknown host, refused
   // key, no rmt there): say how it ended, since that is what to fix.
@@ -89,7 +89,7 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
   std::string text = action + " " + name() + ": " + why + how;
   lost_reason_ = why + how;
   if (unconfirmed_.records > 0) resolve_unconfirmed(unwritten);
-  if (unwritten.empty() && unconfirmed_.records == 0) throw Error(EIO, text);
+  if (unwritten.records == 0 && unconfirmed_.records == 0) throw Error(EIO, text);
   text += "; " + std::to_string(records_on_tape_) +
           (records_on_tape_ == 1 ? " record is" : " records are") + " on the tape";
   if (unconfirmed_.records > 0) {
@@ -102,17 +102,18 @@ void RemoteTape::lose_connection(const std::string& action, const std::string& w
   }
   // Even with nothing known to be lost, a LostWrites: the caller's count of
   // what reached the tape has to be looked at again.
-  throw UnwrittenRecords(EIO, text, std::move(unwritten));
+  throw UnwrittenRecords(EIO, text, unwritten.records, unwritten.bytes);
 }
 
-void RemoteTape::send(std::string_view bytes, const std::string& action) {
+void RemoteTape::send(std::string_view bytes, const std::string& action,
+                      std::span<const std::byte> payload) {
   const std::size_t stream = sent_ % streams_.size();
   Stream& s = streams_[stream];
   if (broken_ || !s.link.to_child.valid())
     throw Error(EIO, "rmt link to " + name() + ": connection lost");
   SigpipeGuard guard;
   try {
-    write_all(s.link.to_child.get(), std::as_bytes(std::span(bytes.data(), bytes.size())),
+    write_all(s.link.to_child.get(), std::as_bytes(std::span(bytes.data(), bytes.size())), payload,
               "rmt link");
   } catch (const Interrupted& e) {
     // A stop (a signal, buffer's --timeout) while the link would take no

@@ -85,65 +85,51 @@ void RemoteTape::write_pipelined(std::span<const std::byte> data) {
       write_window_ = std::min(write_window_ * 2, max_window);
     take_write_reply();
   }
-  InFlightWrite w;
-  if (!spare_requests_.empty()) {
-    w.request = std::move(spare_requests_.back());
-    spare_requests_.pop_back();
-  }
-  w.request = "W" + std::to_string(data.size()) + "\n";
-  w.header = w.request.size();
-  w.request.append(reinterpret_cast<const char*>(data.data()), data.size());
-  send(w.request, "write");
+  request_ = "W" + std::to_string(data.size()) + "\n";
+  send(request_, "write", data);
   write_bytes_in_flight_ += data.size();
-  writes_in_flight_.push_back(std::move(w));
+  writes_in_flight_.push_back(data.size());
 }
 
 void RemoteTape::take_write_reply() {
   rmt::Reply r = receive("write");
-  InFlightWrite& w = writes_in_flight_.front();
-  std::size_t size = w.request.size() - w.header;
+  const std::size_t size = writes_in_flight_.front();
   if (!r.ok || static_cast<std::uint64_t>(r.value) != size) fail_pipelined_writes(r);
   ++records_on_tape_;
   bytes_on_tape_ += size;
   write_bytes_in_flight_ -= size;
-  if (spare_requests_.size() < 8) spare_requests_.push_back(std::move(w.request));
   writes_in_flight_.pop_front();
 }
 
 void RemoteTape::fail_pipelined_writes(const rmt::Reply& failed) {
-  // Kept in refused_ rather than here: the connection may be lost while the
-  // replies below are taken (a server that gave up on a request cut short
-  // answers it and ends), and the records then still count as unwritten.
-  auto keep = [this](const InFlightWrite& w, std::size_t written) {
-    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + written);
-    if (!payload.empty()) refused_.emplace_back(payload.begin(), payload.end());
-  };
-  const InFlightWrite& first = writes_in_flight_.front();
-  std::size_t size = first.request.size() - first.header;
+  // Counted in refused_ rather than here: the connection may be lost while
+  // the replies below are taken (a server that gave up on a request cut
+  // short answers it and ends), and the records then still count as
+  // unwritten.
+  const std::size_t size = writes_in_flight_.front();
   std::size_t written =
       failed.ok ? static_cast<std::size_t>(std::clamp<std::int64_t>(failed.value, 0,
                                                                     static_cast<std::int64_t>(size)))
                 : 0;
-  keep(first, written);
+  refused_.add(size - written);
   bytes_on_tape_ += written;
+  write_bytes_in_flight_ -= size;
   writes_in_flight_.pop_front();
-  // The server cancels every write after the failed one; a reply that says
-  // otherwise (no server of ours sends it) still means the record is there.
+  // The server cancels every write after the failed one. A reply that says
+  // otherwise (no server of ours sends it) is taken as cancelled too: the
+  // writes lost must be the last ones the caller made, to be written again
+  // elsewhere in order; one written twice is better than one lost.
   for (; !writes_in_flight_.empty(); writes_in_flight_.pop_front()) {
-    rmt::Reply r = receive("write");
-    const InFlightWrite& w = writes_in_flight_.front();
-    if (!r.ok || static_cast<std::uint64_t>(r.value) != w.request.size() - w.header) {
-      keep(w, 0);
-    } else {
-      ++records_on_tape_;
-      bytes_on_tape_ += w.request.size() - w.header;
-    }
+    receive("write");
+    refused_.add(writes_in_flight_.front());
+    write_bytes_in_flight_ -= writes_in_flight_.front();
   }
   write_bytes_in_flight_ = 0;
   server_stopped_ = true;
   acknowledge_stop();
-  throw UnwrittenRecords(failed.ok ? ENOSPC : failed.errnum, "write " + name(),
-                         std::exchange(refused_, {}));
+  const Unwritten lost = std::exchange(refused_, {});
+  throw UnwrittenRecords(failed.ok ? ENOSPC : failed.errnum, "write " + name(), lost.records,
+                         lost.bytes);
 }
 
 void RemoteTape::settle(const std::string& action) {
@@ -160,16 +146,16 @@ void RemoteTape::settle(const std::string& action) {
 // the answers end without one (the server, or only its replies, are gone,
 // or none came within 30 s), the writes left were sent whole and nobody
 // has said whether they arrived: they stay in flight, unconfirmed.
-UnwrittenRecords::Records RemoteTape::settle_writes_on_loss() noexcept {
+RemoteTape::Unwritten RemoteTape::settle_writes_on_loss() noexcept {
   // Refused before the loss: they come first, as they were written first.
-  UnwrittenRecords::Records records = std::exchange(refused_, {});
+  Unwritten records = std::exchange(refused_, {});
   if (writes_in_flight_.empty()) return records;
   Stream& s = streams_.front();
   s.link.to_child = Fd();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::optional<std::size_t> refused_after;  // bytes of the refused record that were written
   // After a refused write the server cancels every later one.
-  if (!records.empty()) refused_after = 0;
+  if (records.records > 0) refused_after = 0;
   try {
     while (!refused_after && !writes_in_flight_.empty() && s.link.from_child.valid()) {
       if (!s.in->buffered()) {
@@ -180,8 +166,7 @@ UnwrittenRecords::Records RemoteTape::settle_writes_on_loss() noexcept {
           break;
       }
       rmt::Reply r = rmt::read_reply(*s.in);
-      const InFlightWrite& w = writes_in_flight_.front();
-      const std::size_t size = w.request.size() - w.header;
+      const std::size_t size = writes_in_flight_.front();
       if (!r.ok || static_cast<std::uint64_t>(r.value) != size) {
         refused_after = r.ok ? static_cast<std::size_t>(std::clamp<std::int64_t>(
                                    r.value, 0, static_cast<std::int64_t>(size)))
@@ -203,10 +188,7 @@ UnwrittenRecords::Records RemoteTape::settle_writes_on_loss() noexcept {
   }
   std::size_t skip = *refused_after;
   bytes_on_tape_ += skip;
-  for (const InFlightWrite& w : writes_in_flight_) {
-    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + std::exchange(skip, 0));
-    if (!payload.empty()) records.emplace_back(payload.begin(), payload.end());
-  }
+  for (std::size_t size : writes_in_flight_) records.add(size - std::exchange(skip, 0));
   writes_in_flight_.clear();
   write_bytes_in_flight_ = 0;
   return records;
@@ -241,7 +223,7 @@ std::optional<std::uint64_t> RemoteTape::read_back_size() const noexcept {
   }
 }
 
-void RemoteTape::resolve_unconfirmed(UnwrittenRecords::Records& records) {
+void RemoteTape::resolve_unconfirmed(Unwritten& records) {
   if (writes_in_flight_.empty()) return;
   std::optional<std::uint64_t> size = read_back_size();
   // A file shorter than what was answered, or longer than all that was
@@ -250,16 +232,13 @@ void RemoteTape::resolve_unconfirmed(UnwrittenRecords::Records& records) {
   std::uint64_t arrived = *size - bytes_on_tape_;
   unconfirmed_.bytes_there = arrived;
   bytes_on_tape_ += arrived;
-  for (const InFlightWrite& w : writes_in_flight_) {
-    const std::size_t length = w.request.size() - w.header;
+  for (std::size_t length : writes_in_flight_) {
     const std::size_t there = static_cast<std::size_t>(std::min<std::uint64_t>(arrived, length));
     arrived -= there;
-    if (there == length) {
+    if (there == length)
       ++records_on_tape_;
-      continue;
-    }
-    auto payload = std::as_bytes(std::span(w.request)).subspan(w.header + there);
-    records.emplace_back(payload.begin(), payload.end());
+    else
+      records.add(length - there);
   }
   writes_in_flight_.clear();
   write_bytes_in_flight_ = 0;

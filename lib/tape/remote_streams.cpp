@@ -235,7 +235,7 @@ void RemoteTape::lose_stream(int stream, const std::string& action, const std::s
                                               std::to_string(n);
   std::string text = action + " " + name() + ": " + which_stream + " lost (" + why + how + ")";
   // What a failed write left off the tape before the loss is known unwritten.
-  UnwrittenRecords::Records records = std::exchange(refused_, {});
+  Unwritten records = std::exchange(refused_, {});
   if (reading_ && writes_in_flight_.empty()) {
     text += "; " + std::to_string(records_read_) +
             (records_read_ == 1 ? " record was" : " records were") + " read";
@@ -244,11 +244,8 @@ void RemoteTape::lose_stream(int stream, const std::string& action, const std::s
     // server gave are there, the rest are not.
     std::uint64_t on_tape = static_cast<std::uint64_t>(*written);
     std::uint64_t index = records_on_tape_;
-    for (const InFlightWrite& w : writes_in_flight_) {
-      if (index++ < on_tape) continue;
-      auto payload = std::as_bytes(std::span(w.request)).subspan(w.header);
-      records.emplace_back(payload.begin(), payload.end());
-    }
+    for (std::size_t size : writes_in_flight_)
+      if (index++ >= on_tape) records.add(size);
     text += "; " + std::to_string(on_tape) + (on_tape == 1 ? " record is" : " records are") +
             " on the tape";
   } else if (!writes_in_flight_.empty()) {
@@ -258,12 +255,12 @@ void RemoteTape::lose_stream(int stream, const std::string& action, const std::s
     text += "; at least " + std::to_string(records_on_tape_) + " records are on the tape, up to " +
             std::to_string(writes_in_flight_.size()) + " more may be";
     reads_in_flight_ = 0;
-    throw StreamLost(text, std::move(records));
+    throw StreamLost(text, records.records, records.bytes);
   }
   writes_in_flight_.clear();
   write_bytes_in_flight_ = 0;
   reads_in_flight_ = 0;
-  throw StreamLost(text, std::move(records));
+  throw StreamLost(text, records.records, records.bytes);
 }
 
 }  // namespace tk

@@ -265,8 +265,7 @@ void RemoteTape::write(std::span<const std::byte> data) {
   if (pipelined_writes_) agree_pipeline("write");
   if (pipelined_ && pipelined_writes_) return write_pipelined(data);
   request_ = "W" + std::to_string(data.size()) + "\n";
-  request_.append(reinterpret_cast<const char*>(data.data()), data.size());
-  send(request_, "write");
+  send(request_, "write", data);
   rmt::Reply r = receive("write");
   if (!r.ok) throw Error(r.errnum, "write " + name());
   ++records_on_tape_;

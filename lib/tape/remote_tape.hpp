@@ -74,12 +74,26 @@ class RemoteTape final : public Tape {
     return {write_bytes_in_flight_, writes_in_flight_.size()};
   }
   bool settle_before_close() noexcept override;
+  void settle_writes() override {
+    if (open_ && !broken_ && !writes_in_flight_.empty()) settle("write");
+  }
   LinkLoss link_loss() const override {
     return {lost_reason_, unconfirmed_.records, unconfirmed_.bytes, unconfirmed_.bytes_there};
   }
 
  private:
   enum class Version { unknown, v0, v1 };
+  // Writes that did not reach the tape (UnwrittenRecords): how many, and
+  // their bytes not on it (the first may be there in part).
+  struct Unwritten {
+    std::uint64_t records = 0;
+    std::uint64_t bytes = 0;
+    void add(std::uint64_t lost) {
+      if (lost == 0) return;
+      ++records;
+      bytes += lost;
+    }
+  };
   // The writes sent whole that the server never answered before the
   // connection was lost (LinkLoss).
   struct Unconfirmed {
@@ -87,7 +101,9 @@ class RemoteTape final : public Tape {
     std::uint64_t bytes = 0;
     std::optional<std::uint64_t> bytes_there;
   };
-  void send(std::string_view bytes, const std::string& action);
+  // A W request's record goes as `payload`, after its header, uncopied.
+  void send(std::string_view bytes, const std::string& action,
+            std::span<const std::byte> payload = {});
   rmt::Reply receive(const std::string& action, rmt::ReplyValue value = rmt::ReplyValue::count);
   // Sends a request and returns the A value; throws Error for an E reply.
   std::int64_t transact(std::string_view request, const std::string& action);
@@ -106,14 +122,14 @@ class RemoteTape final : public Tape {
   // the server still sends and returns the records it refused or cancelled,
   // which did not reach the tape. Those sent whole and never answered stay
   // in flight, counted in unconfirmed_.
-  UnwrittenRecords::Records settle_writes_on_loss() noexcept;
+  Unwritten settle_writes_on_loss() noexcept;
   // Once the shells are gone: how many bytes the file holds, asked through
   // a new connection, when that says which unconfirmed writes arrived (a
   // plain file the open truncated; a device or a virtual tape says nothing).
   std::optional<std::uint64_t> read_back_size() const noexcept;
   // Moves the unconfirmed writes, by the read-back, to the tape or to
   // `records`; leaves them in flight when there is none or it cannot be right.
-  void resolve_unconfirmed(UnwrittenRecords::Records& records);
+  void resolve_unconfirmed(Unwritten& records);
   // Closes every link and reaps the remote shells, which are given 30 s to
   // see the end of their input unless `at_once`; returns the wait status
   // of stream `which`'s (-1 when there was none or it could not be reaped).
@@ -212,7 +228,7 @@ class RemoteTape final : public Tape {
   bool connecting_ = false;  // until rmt's first answer
   int open_timeout_ = 0;     // seconds the device may take to open, 0: none
   bool opening_ = false;     // from then until the open is answered
-  std::string request_;  // reused request buffer (header plus W payload)
+  std::string request_;  // reused request buffer
   Version version_ = Version::unknown;
   // How S goes to a server without v1: with its newline to GNU rmt, which
   // answers only then; alone to any other, with a newline after
@@ -234,19 +250,15 @@ class RemoteTape final : public Tape {
   // The server cancels reads or writes until acknowledged (a read ended, a
   // write failed).
   bool server_stopped_ = false;
-  // Writes in flight: each request (header and record) kept until its reply
-  // says the record is on the tape, for UnwrittenRecords.
-  struct InFlightWrite {
-    std::string request;
-    std::size_t header = 0;
-  };
-  std::deque<InFlightWrite> writes_in_flight_;
+  // Writes in flight: each record's size, until its reply says it is on
+  // the tape. The records themselves are the caller's (UnwrittenRecords):
+  // nothing is copied to send them or kept.
+  std::deque<std::size_t> writes_in_flight_;
   // Records a failed write left off the tape (its unwritten part, and the
   // writes the server cancelled after it), gathered while the replies after
   // the failure are taken. Whatever ends that (the UnwrittenRecords it
   // throws, or a connection lost on the way) reports them first.
-  UnwrittenRecords::Records refused_;
-  std::vector<std::string> spare_requests_;
+  Unwritten refused_;
   std::size_t write_bytes_in_flight_ = 0;
   std::size_t write_window_;  // bytes, grows up to max_window
   // Read-ahead.

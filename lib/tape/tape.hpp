@@ -171,6 +171,11 @@ class Tape {
     std::size_t records = 0;
   };
   virtual Unacknowledged unacknowledged() const noexcept { return {}; }
+  // Waits for the answers to every write not acknowledged yet; a failure
+  // among them throws here as it would have at a later write
+  // (UnwrittenRecords). For a caller that keeps what it wrote until it is
+  // acknowledged and is about to wait for room to write more.
+  virtual void settle_writes() {}
   // Waits for the answers to every write, as close() would first, so that
   // the caller may ask one more thing (buffer: the TapeAlert flags) before
   // the close. A failure is kept for close() to throw after the filemark,
@@ -233,5 +238,10 @@ std::string record_larger_than(const std::string& tape_name, const std::string& 
 // very name exists here (the programs tapekit replaces never went remote, so
 // "backup-10:00.tar" that is there stays the local file it always was).
 bool opens_remote(const std::string& name, const OpenOptions& options);
+
+// The most bytes of writes a tape opened by this name may hold
+// unacknowledged (Tape::unacknowledged) when the link allows: a remote
+// tape's pipeline window; 0 for any other, which answers each write at once.
+std::size_t largest_write_window(const std::string& name, const OpenOptions& options);
 
 }  // namespace tk

@@ -39,7 +39,8 @@ TEST(RingTake, ATakenBlockIsNeitherFilledNorFreeUntilReleased) {
   publish(ring, "first");
   publish(ring, "second");
   EXPECT_EQ(ring.filled(), 2u);
-  ring.take(5);
+  ring.take();
+  ring.count_out(5);
   EXPECT_EQ(ring.filled(), 1u);
   EXPECT_EQ(text_of(ring.oldest_filled_block()), "second");
   EXPECT_EQ(ring.stats().bytes_out, 5u);
@@ -73,7 +74,8 @@ TEST(RingFollower, ReleasesATakenBlockOnlyOnceItIsProcessed) {
   ASSERT_EQ(ring.wait_filled(1, 1s), tk::Ring::Wait::ready);
   std::span<const std::byte> block = ring.oldest_filled_block();
   follower.add(block);
-  ring.take(block.size());
+  ring.take();
+  ring.count_out(block.size());
   follower.release_block();
   // The follower waits at the gate: the ring's only block is not free.
   EXPECT_EQ(ring.wait_free(20ms), tk::Ring::Wait::timed_out);
@@ -91,7 +93,8 @@ TEST(RingFollower, ProcessesInTheOrderAddedWhetherInTheRingOrNot) {
   publish(ring, "three,");
   ASSERT_EQ(ring.wait_filled(2, 1s), tk::Ring::Wait::ready);
   follower.add(ring.oldest_filled_block());
-  ring.take(4);
+  ring.take();
+  ring.count_out(4);
   follower.release_block();
   // A copy outside the ring (as records a full volume handed back) is
   // processed at once, after what was queued before it.
@@ -99,7 +102,8 @@ TEST(RingFollower, ProcessesInTheOrderAddedWhetherInTheRingOrNot) {
   follower.add(bytes_of(copy));
   EXPECT_EQ(seen, "one,two,");
   follower.add(ring.oldest_filled_block());
-  ring.take(6);
+  ring.take();
+  ring.count_out(6);
   follower.release_block();
   follower.drain();
   EXPECT_EQ(seen, "one,two,three,");
@@ -112,7 +116,8 @@ TEST(RingFollower, DrainRethrowsAFailureAndTheBlocksStillGoBack) {
   });
   publish(ring, "block");
   follower.add(ring.oldest_filled_block());
-  ring.take(5);
+  ring.take();
+  ring.count_out(5);
   follower.release_block();
   EXPECT_THROW(follower.drain(), std::runtime_error);
   EXPECT_EQ(ring.wait_free(1s), tk::Ring::Wait::ready);
@@ -126,7 +131,8 @@ TEST(RingFollower, EndsWithWorkStillQueuedProcessed) {
                               [&](std::span<const std::byte> bytes) { seen += text_of(bytes); });
     publish(ring, "last");
     follower.add(ring.oldest_filled_block());
-    ring.take(4);
+    ring.take();
+    ring.count_out(4);
     follower.release_block();
   }
   EXPECT_EQ(seen, "last");

@@ -75,9 +75,6 @@ OpenOptions open_options(const Options& o) {
   oo.connect_timeout = o.connect_timeout;
   oo.open_timeout = o.open_timeout;
   oo.plain_remote = o.plain_remote;
-  // A digest cannot take back records a pipelined tape turns out not to
-  // have taken, which --next-volume then writes again on the next volume.
-  oo.pipelined_writes = !(o.hash && o.next_volume);
   oo.streams = o.streams;
   // --streams auto aims at no more than --output-rate lets through.
   oo.stream_rate = o.output_rate;

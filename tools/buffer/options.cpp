@@ -13,6 +13,7 @@
 #include "../common/option_table.hpp"
 #include "../common/remote_options.hpp"
 #include "buffer.hpp"
+#include "ends.hpp"
 #include "record.hpp"
 #include "report.hpp"
 
@@ -124,6 +125,15 @@ std::string short_queue_note(const Options& o, bool memory_given) {
          " of " + std::to_string(o.block_size) +
          " bytes, too few to keep the output streaming when the input pauses; -m " + suggested +
          " holds " + std::to_string(enough_blocks) + "\n";
+}
+
+// -o's writes stay in the queue until the output acknowledges them, so the
+// queue bounds what a remote output's pipeline may have in flight: without
+// -m or -b, the queue holds that much (one block more, for the reader to
+// fill meanwhile). (The tees are answered before the next block is taken.)
+std::size_t blocks_for_write_window(const Options& o) {
+  const std::size_t window = largest_write_window(o.output, open_options(o));
+  return window == 0 ? 0 : window / o.block_size + 1;
 }
 
 // What parsing keeps besides Options: which options were given, and the
@@ -349,6 +359,7 @@ Options parse_options(int argc, char** argv) {
                  std::to_string(kLegacyQueueHeader + o.block_size) + " or more (-m is " +
                  std::to_string(o.max_shmem) + (p.memory_given ? "" : " by default") + ")");
     o.blocks = static_cast<std::size_t>(blocks);
+    if (!p.memory_given) o.blocks = std::max(o.blocks, blocks_for_write_window(o));
     o.short_queue_note = short_queue_note(o, p.memory_given);
   }
   // A queue on a file may be larger than memory (its file system's room is

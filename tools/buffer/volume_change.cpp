@@ -57,21 +57,6 @@ std::unique_ptr<Tape> open_next_volume(const Options& o, VolumeSide side, std::s
   return opened;
 }
 
-const UnwrittenRecords* Writer::next_volume_takes(const Error& e) const {
-  if (!medium_full(e.errnum()) || !writes_volumes(options_)) return nullptr;
-  return dynamic_cast<const UnwrittenRecords*>(&e);
-}
-
-void Writer::write_on_next_volume(const UnwrittenRecords& e) {
-  take_back_lost(e);
-  if (fresh_volume_ || (per_volume_.size() > 1 && per_volume_.back() == 0)) {
-    std::size_t first = e.records().empty() ? 0 : e.records().front().size();
-    refuse_volume(e, first, first);
-  }
-  change_volume();
-  for (const auto& record : e.records()) write_block(record);
-}
-
 void Writer::refuse_volume(const Error& e, std::size_t block_size, std::size_t left) {
   run_.set_writer_reported();
   std::string what = left == block_size

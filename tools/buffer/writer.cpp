@@ -83,7 +83,9 @@ int Writer::run() {
   high = std::max<std::size_t>(high, 1);
   low = std::min(low, high - 1);
   for (;;) {
-    Ring::Wait waited = ring_.wait_filled(options_.percent ? batch : high, kPollInterval);
+    const std::size_t wanted = options_.percent ? batch : high;
+    make_room_for(wanted);
+    Ring::Wait waited = ring_.wait_filled(wanted, kPollInterval);
     if (waited == Ring::Wait::timed_out) {
       check_reader_alive();
       continue;
@@ -133,27 +135,66 @@ void Writer::write_oldest_block() {
     abandon("interrupted");
   }
   if (options_.debug >= 2) print_stderr("W: writing " + std::to_string(block.size()) + "\n");
+  // Past it, but still out of the reader's reach until -o acknowledges it.
+  ring_.take();
+  ++held_blocks_;
   if (!primary_failed_) write_block(block);
+  // Without -o (dropped under --keep-going) the block goes back once the
+  // tees have it.
+  if (primary_failed_) sent_.push_back({{}, true});
   if (!tees_.empty()) {
     hung_output_ = "a --tee output";
     Watchdog::Call call = watchdog_.watch();
     write_tees(block);
   }
-  if (hasher_) {
-    // The block goes back to the reader once it is hashed.
-    ring_.take(block.size());
-    hasher_->release_block();
-  } else {
-    ring_.release(block.size());
-  }
+  acknowledge_written();
   ring_.note_consumer_started();
   if (drive_watch_.capacity_due() && !primary_failed_)
     drive_watch_.sample_capacity(*output_, written_, in_flight().records > 0);
-  legacy_.after_block(written_);
   if (options_.pause_us) pause_after_block();
   if (options_.seek_every_gib && written_ >= next_gib_) {
     next_gib_ += kGiB;
     rewind_offset_if_device(output_->poll_fd());
+  }
+}
+
+void Writer::acknowledge_written() {
+  const std::size_t pending = primary_failed_ ? 0 : output_->unacknowledged().records;
+  while (sent_.size() > pending) acknowledge_oldest();
+}
+
+void Writer::acknowledge_oldest() {
+  const SentWrite sent = sent_.front();
+  sent_.pop_front();
+  count_written(sent.bytes);
+  if (!sent.ends_block) return;
+  release_block();
+  // 1.19's -S/-t records, block by block as it wrote them.
+  legacy_.after_block(written_);
+}
+
+void Writer::release_block() {
+  --held_blocks_;
+  // A block being hashed goes back to the reader once it is.
+  if (hasher_)
+    hasher_->release_block();
+  else
+    ring_.release_taken();
+}
+
+void Writer::make_room_for(std::size_t wanted) {
+  while (held_blocks_ > 0 && held_blocks_ + wanted > ring_.blocks()) {
+    const std::size_t to_write = sent_.empty() ? 0 : sent_.front().bytes.size();
+    try {
+      hung_output_ = output_->name();
+      Watchdog::Call call = watchdog_.watch();
+      output_->settle_writes();
+    } catch (const Interrupted&) {
+      after_interruption();
+    } catch (const Error& e) {
+      recover_output(e, to_write, 0);
+    }
+    acknowledge_written();
   }
 }
 
@@ -168,6 +209,7 @@ void Writer::pause_after_block() {
 void Writer::count_written(std::span<const std::byte> reached) {
   written_ += reached.size();
   per_volume_.back() += reached.size();
+  ring_.count_out(reached.size());
   if (!reached.empty()) fresh_volume_ = false;
   if (hasher_)
     hasher_->add(reached);
@@ -175,7 +217,7 @@ void Writer::count_written(std::span<const std::byte> reached) {
     digest_->add(reached);
 }
 
-void Writer::write_block(std::span<const std::byte> block) {
+void Writer::write_block(std::span<const std::byte> bytes, bool ends_block) {
   std::size_t done = 0;
   for (;;) {
     try {
@@ -183,31 +225,73 @@ void Writer::write_block(std::span<const std::byte> block) {
         hung_output_ = output_->name();
         Watchdog::Call call = watchdog_.watch();
         WriteTimer timed(run_, long_write_threshold(options_));
-        output_->write(block.subspan(done));
+        output_->write(bytes.subspan(done));
       }
-      count_written(block.subspan(done));
+      sent_.push_back({bytes.subspan(done), ends_block});
       return;
     } catch (const Interrupted& e) {
-      count_written(block.subspan(done, e.bytes_done()));
+      if (e.bytes_done() > 0) sent_.push_back({bytes.subspan(done, e.bytes_done()), false});
       done += e.bytes_done();
       after_interruption();
     } catch (const Error& e) {
-      count_written(block.subspan(done, e.bytes_done()));
+      if (e.bytes_done() > 0) sent_.push_back({bytes.subspan(done, e.bytes_done()), false});
       done += e.bytes_done();
-      if (const auto* unwritten = next_volume_takes(e)) {
-        write_on_next_volume(*unwritten);
-        continue;
-      }
-      if (medium_full(e.errnum()) && writes_volumes(options_)) {
-        // A volume that takes nothing at all would take nothing after any
-        // number of changes (a command that freed no room, a block larger
-        // than the medium): that ends the run instead of looping.
-        if (fresh_volume_) refuse_volume(e, block.size(), block.size() - done);
-        change_volume();
-        continue;
-      }
-      if (drop_failed_output(e)) return;
-      report_write_failure(e, block.size(), done);
+      if (!recover_output(e, bytes.size(), done)) return;
+    }
+  }
+}
+
+void Writer::settle_sent(const Error& e) {
+  // sent_ is, in order: what -o acknowledged, what it lost, and what it
+  // still has not answered (a lost link's unconfirmed writes).
+  const auto* unwritten = dynamic_cast<const UnwrittenRecords*>(&e);
+  std::size_t lost = unwritten ? std::min<std::size_t>(unwritten->records_lost(), sent_.size()) : 0;
+  std::size_t pending = std::min(output_->unacknowledged().records, sent_.size() - lost);
+  for (std::size_t acknowledged = sent_.size() - lost - pending; acknowledged > 0; --acknowledged)
+    acknowledge_oldest();
+  if (lost == 0) return;
+  // The first write lost may have reached the medium in part.
+  std::uint64_t sent_bytes = 0;
+  for (std::size_t i = 0; i < lost; ++i) sent_bytes += sent_[i].bytes.size();
+  std::uint64_t reached = sent_bytes - std::min<std::uint64_t>(unwritten->bytes_lost(), sent_bytes);
+  for (; lost > 0; --lost) {
+    SentWrite w = sent_.front();
+    sent_.pop_front();
+    const std::size_t part = static_cast<std::size_t>(std::min<std::uint64_t>(reached, w.bytes.size()));
+    reached -= part;
+    count_written(w.bytes.first(part));
+    w.bytes = w.bytes.subspan(part);
+    unwritten_.push_back(w);
+  }
+}
+
+bool Writer::recover_output(const Error& e, std::size_t block_size, std::size_t done) {
+  settle_sent(e);
+  if (medium_full(e.errnum()) && writes_volumes(options_)) {
+    // A volume that takes nothing at all would take nothing after any
+    // number of changes (a command that freed no room, a block larger
+    // than the medium): that ends the run instead of looping.
+    if (fresh_volume_) {
+      if (!unwritten_.empty())
+        refuse_volume(e, unwritten_.front().bytes.size(), unwritten_.front().bytes.size());
+      refuse_volume(e, block_size, block_size - done);
+    }
+    change_volume();
+    write_unwritten();
+    return !primary_failed_;
+  }
+  if (drop_failed_output(e)) return false;
+  report_write_failure(e, block_size, done);
+}
+
+void Writer::write_unwritten() {
+  // They did not reach the last volume: first onto this one, in order.
+  for (const SentWrite& w : std::exchange(unwritten_, {})) {
+    if (primary_failed_ || w.bytes.empty()) {
+      // Dropped on the way (--keep-going): the block goes back uncounted.
+      if (w.ends_block) sent_.push_back({{}, true});
+    } else {
+      write_block(w.bytes, w.ends_block);
     }
   }
 }
@@ -237,12 +321,12 @@ void Writer::abandon(std::string why) {
 Writer::InFlight Writer::in_flight() const {
   if (primary_failed_) return {};
   Tape::Unacknowledged sent = output_->unacknowledged();
-  return {std::min(sent.bytes, per_volume_.back()), sent.records};
+  return {sent.bytes, sent.records};
 }
 
 std::string Writer::reached_text() const {
   InFlight doubt = in_flight();
-  std::string text = std::to_string(written_ - doubt.bytes) + " bytes reached " + output_->name();
+  std::string text = std::to_string(written_) + " bytes reached " + output_->name();
   if (doubt.records > 0)
     text += ", up to " + std::to_string(doubt.bytes) + " more may have (" +
             std::to_string(doubt.records) +
@@ -251,7 +335,7 @@ std::string Writer::reached_text() const {
   if (per_volume_.size() > 1) {
     for (std::size_t i = 0; i < per_volume_.size(); ++i)
       text += (i == 0 ? " (volume " : ", volume ") + std::to_string(i + 1) + ": " +
-              std::to_string(per_volume_[i] - (i + 1 == per_volume_.size() ? doubt.bytes : 0));
+              std::to_string(per_volume_[i]);
     text += ")";
   }
   return text + tees_.reached_text() + ", " +
@@ -266,15 +350,17 @@ std::string Writer::lost_link_text() const {
   return "buffer (writer): " + output_->name() + ": " + reason + "\n";
 }
 
-std::string Writer::take_back_lost(const Error& e) {
+std::string Writer::loss_text(const Error& e) {
   const auto* lost = dynamic_cast<const LostWrites*>(&e);
   if (lost == nullptr) return "";
   // A lost stream's line already said what the tape holds.
   if (lost->bytes_lost() == 0 && dynamic_cast<const StreamLost*>(&e) != nullptr) return "";
-  std::uint64_t bytes = std::min<std::uint64_t>(lost->bytes_lost(), per_volume_.back());
-  written_ -= bytes;
-  per_volume_.back() -= bytes;
-  ring_.set_bytes_out(written_);
+  if (dynamic_cast<const UnwrittenRecords*>(&e) == nullptr) {
+    std::uint64_t bytes = std::min<std::uint64_t>(lost->bytes_lost(), per_volume_.back());
+    written_ -= bytes;
+    per_volume_.back() -= bytes;
+    ring_.set_bytes_out(written_);
+  }
   // A remote output's lost connection may leave writes that were sent but
   // never answered: not known to be lost (they may all be there), so they
   // are said as such; those a read-back did not find are lost among the rest.
@@ -310,13 +396,15 @@ std::string Writer::close_after_stop() {
     if (output_open_ && !primary_failed_ && !g_output_stalled && in_flight().records == 0)
       drive_watch_.before_close(*output_);
     if (output_open_ && !primary_failed_) output_->close();
+    if (output_open_ && !primary_failed_) acknowledge_written();
   } catch (const Error& e) {
+    settle_sent(e);
     text = "buffer (writer): close of " + output_->name() + " failed: " +
-           strerror_text(e.errnum()) + "\n" + take_back_lost(e);
+           strerror_text(e.errnum()) + "\n" + loss_text(e);
   }
   text += tees_.close_all();
   ring_.note_consumer_step();
-  ring_.set_bytes_out(reached_bytes());
+  ring_.set_bytes_out(written_);
   return text;
 }
 
@@ -332,16 +420,23 @@ void Writer::close_output() {
   try {
     output_->close();
   } catch (const LostWrites& e) {
-    if (const auto* unwritten = next_volume_takes(e)) {
-      write_on_next_volume(*unwritten);
+    settle_sent(e);
+    if (!unwritten_.empty() && medium_full(e.errnum()) && writes_volumes(options_)) {
+      // Closing settled writes the medium had no room for: they go to the
+      // next volume, as a full medium met while writing sends them.
+      if (fresh_volume_)
+        refuse_volume(e, unwritten_.front().bytes.size(), unwritten_.front().bytes.size());
+      change_volume();
+      write_unwritten();
       return close_output();
     }
     run_.set_writer_reported();
-    std::string loss = take_back_lost(e);
+    std::string loss = loss_text(e);
     throw ExactExit(kExitRuntime, "buffer (writer): close of " + output_->name() + " failed: " +
                                       strerror_text(e.errnum()) + "\n" + loss +
                                       "buffer (writer): " + reached_text());
   }
+  acknowledge_written();
   output_open_ = false;
   ring_.note_consumer_step();
   ring_.set_bytes_out(written_);
@@ -350,10 +445,11 @@ void Writer::close_output() {
 void Writer::report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
   run_.set_writer_reported();
   if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
-  std::string loss = stream_lost_text(e) + lost_link_text() + take_back_lost(e);
+  std::string loss = stream_lost_text(e) + lost_link_text() + loss_text(e);
+  // What -o took, as 1.19 counted write()'s returns: writes in flight too.
   char kilobytes[32];
   std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
-                static_cast<unsigned long long>(written_ / 1024));
+                static_cast<unsigned long long>((written_ + in_flight().bytes) / 1024));
   // 1.19 printed write()'s return: -1 when none of the block went.
   std::string written_text = done == 0 ? "-1" : std::to_string(done);
   std::string text = "buffer (writer): write of data failed: " + output_->name() + ": " +
@@ -385,15 +481,26 @@ void Writer::write_tees(std::span<const std::byte> block) {
 bool Writer::drop_failed_output(const Error& e) {
   if (!options_.keep_going || !tees_.any_working()) return false;
   outputs_failed_ = true;
-  primary_failed_ = true;
-  std::string loss = take_back_lost(e);
+  std::string loss = loss_text(e);
   std::string closing;
   try {
     output_->close();
+    acknowledge_written();
   } catch (const Error& closed) {
+    settle_sent(closed);
     closing = "buffer (writer): close of " + output_->name() + " failed: " +
-              strerror_text(closed.errnum()) + "\n" + take_back_lost(closed);
+              strerror_text(closed.errnum()) + "\n" + loss_text(closed);
   }
+  primary_failed_ = true;
+  // What -o never took or never answered goes back to the reader uncounted,
+  // block by block, once the tees have it.
+  std::deque<SentWrite> blocks;
+  for (const SentWrite& w : unwritten_)
+    if (w.ends_block) blocks.push_back({{}, true});
+  for (const SentWrite& w : sent_)
+    if (w.ends_block) blocks.push_back({{}, true});
+  unwritten_.clear();
+  sent_ = std::move(blocks);
   print_stderr("buffer (writer): write of data failed: " + output_->name() + ": " +
                strerror_text(e.errnum()) + "; " + std::to_string(written_) +
                " bytes reached it; the other outputs go on (--keep-going)\n" + loss + closing);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -54,6 +55,8 @@ class Writer {
 
   void write_next_block();
 
+  // Takes the oldest block from the ring and writes it to -o and the tees.
+  // The block stays in the ring until -o acknowledged it.
   void write_oldest_block();
 
   // -u: 1.19's usleep after every block. Slept in slices, since a signal
@@ -62,21 +65,35 @@ class Writer {
   // instead of after a pause that may be long.
   void pause_after_block();
 
-  // Bytes the output accepted, on the current volume; hashed here, after
-  // the write, so the reader never waits for a digest.
+  // Bytes that reached the output, on the current volume: counted and
+  // hashed here, once acknowledged, so the reader never waits for a digest.
   void count_written(std::span<const std::byte> reached);
 
-  // One block to the output. A full medium with --next-volume changes
-  // volumes and goes on with what did not fit; nothing is dropped. A tape
-  // takes a block whole or not at all; a stream may take part of it.
-  void write_block(std::span<const std::byte> block);
+  // One block, or what is left of one, to the output. A full medium with
+  // --next-volume changes volumes and goes on with what did not fit;
+  // nothing is dropped. A tape takes a block whole or not at all; a stream
+  // may take part of it. Each write stays in sent_ until acknowledged.
+  void write_block(std::span<const std::byte> bytes, bool ends_block = true);
 
-  // Records a pipelined output had taken before the medium filled, when
-  // --next-volume is to carry them over; else null.
-  const UnwrittenRecords* next_volume_takes(const Error& e) const;
+  // What -o acknowledged leaves sent_: counted, and its blocks released.
+  void acknowledge_written();
+  void acknowledge_oldest();
 
-  // They did not reach this volume: off its count, then first onto the next.
-  void write_on_next_volume(const UnwrittenRecords& e);
+  // Before waiting for `wanted` blocks: waits for -o to acknowledge writes
+  // until the reader has room to fill that many (the blocks sent_ holds
+  // are out of its reach).
+  void make_room_for(std::size_t wanted);
+
+  // After -o failed with `e`: the writes it acknowledged counted, those it
+  // lost (UnwrittenRecords) moved to unwritten_. On a full medium with
+  // --next-volume, the volume is changed and they are written there: true.
+  // With --keep-going and a tee still working, -o is dropped: false.
+  // Otherwise the run ends. `block_size` and `done`: the block being
+  // written, for 1.19's lines.
+  bool recover_output(const Error& e, std::size_t block_size, std::size_t done);
+  void settle_sent(const Error& e);
+  void write_unwritten();
+  void release_block();
 
   void after_interruption();
 
@@ -90,28 +107,25 @@ class Writer {
   // output buffers and leave a tape image ending in a cut record.
   [[noreturn]] void abandon(std::string why);
 
-  // Pipelined writes to a remote output that write() returned for but the
-  // server has not acknowledged: counted in written_, not known to have
-  // reached it. Zero for any other output, and once the output settled.
+  // Writes to -o that it has not acknowledged (a pipelined remote tape's):
+  // not counted in written_, not known to have reached it. Zero for any
+  // other output, and once the output settled.
   struct InFlight {
     std::uint64_t bytes = 0;
     std::size_t records = 0;
   };
   InFlight in_flight() const;
 
-  // Bytes known to have reached -o: the writes in flight are not.
-  std::uint64_t reached_bytes() const { return written_ - in_flight().bytes; }
-
   // "N bytes reached OUTPUT (volume 1: A, volume 2: B), M queued bytes were
   // not written"; with writes in flight, "up to W more may have (R records
   // in flight)" after N.
   std::string reached_text() const;
 
-  // Bytes the output had accepted but then lost (a tape image's buffered
-  // records, LostWrites) did not reach it after all: they come off written_
-  // and off the ring's count, and the returned line (empty for any other
-  // failure) says so.
-  std::string take_back_lost(const Error& e);
+  // What -o lost that it had taken (LostWrites): a tape image's buffered
+  // records, which had been counted, come off written_; writes it never
+  // acknowledged (UnwrittenRecords) were never counted. The returned lines
+  // (empty for any other failure) say what was lost.
+  std::string loss_text(const Error& e);
   // The line naming a remote output's lost connection ("" otherwise).
   std::string lost_link_text() const;
 
@@ -183,6 +197,17 @@ class Writer {
   const Options& options_;
   LegacyReport legacy_;
   pid_t reader_;
+  // Writes -o took but has not acknowledged, oldest first, each with
+  // whether it ends its block: the block goes back to the reader once every
+  // write of it is acknowledged. held_blocks_ counts those blocks.
+  struct SentWrite {
+    std::span<const std::byte> bytes;
+    bool ends_block = true;
+  };
+  std::deque<SentWrite> sent_;
+  std::size_t held_blocks_ = 0;
+  // Writes -o lost (UnwrittenRecords), to be written again on the next volume.
+  std::vector<SentWrite> unwritten_;
   std::uint64_t written_ = 0;            // bytes that reached the output, all volumes
   std::vector<std::uint64_t> per_volume_{0};  // of which on each volume
   bool fresh_volume_ = false;            // a volume just loaded has taken nothing yet

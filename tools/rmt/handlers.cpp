@@ -2,7 +2,8 @@
 // tape's close, R, W, L, I and i (the mt operations and tapekit's
 // extensions), S and s. The loop that dispatches to them, and answers C, v
 // and V itself, is in server.cpp; the parallel streams' requests (i29807 to
-// i29810) are in streams.cpp.
+// i29810) are answered here and carried out by the session's StreamSet
+// (stream_set.cpp).
 #include "session.hpp"
 
 #include <algorithm>
@@ -388,10 +389,10 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
     return;
   }
   if (extended && *wire == rmt::tapekit_streams_op) return start_streams(*count);
-  if (extended && *wire == rmt::tapekit_streams_kept_op) return keep_streams(*count);
+  if (extended && *wire == rmt::tapekit_streams_kept_op) return reply_ok(streams_.keep(*count));
   if (extended && *wire == rmt::tapekit_session_op) {
     if (*count == 0) return reply_ok(records_written_);
-    if (*count == 1) return reply_ok(lost_stream_);
+    if (*count == 1) return reply_ok(streams_.lost());
     throw Refusal{EINVAL, "Invalid session question"};
   }
   if (extended && *wire == rmt::tapekit_health_op) return health(*count);
@@ -423,6 +424,26 @@ void Session::ioctl(const rmt::Request& r, bool extended) {
   if (name->read_only_refuses && options_.read_only) throw Refusal{EROFS, "Read-only server"};
   tape().op(name->op, static_cast<int>(*count));
   reply_ok(static_cast<std::uint64_t>(std::max<std::int64_t>(*count, 0)));
+}
+
+void Session::start_streams(std::int64_t count) {
+  if (!tape_ || !pipelined_) throw Refusal{EINVAL, "Streams need an open tape and a pipeline"};
+  const std::string& token = streams_.listen(count);
+  reply_.clear();
+  rmt::append_ok(reply_, token.size());
+  debug(reply_);
+  reply_ += token;
+  send(reply_);
+  streams_.gather();
+}
+
+void Session::join(const rmt::Request& r) {
+  if (requests_ != 1 || tape_ || r.too_long[1])
+    throw Refusal{EINVAL, "Join only as the first request"};
+  Handover h = streams_.hand_over(r.lines[1]);
+  reply_ok(static_cast<std::uint64_t>(h.index));
+  streams_.wait_until_released(h);
+  throw SessionEnd{Exit::ok, "released"};
 }
 
 void Session::health(std::int64_t query) {

@@ -3,15 +3,13 @@
 // "Security"). Here: the session's construction and narrowing, its replies and
 // W payloads, the loop and its dispatch, the session's end, and the
 // broken-session path after a parallel stream was lost. The handlers are in
-// handlers.cpp, the streams in streams.cpp, the log in session_log.cpp.
+// handlers.cpp, the log in session_log.cpp, the streams in stream_set.cpp.
 #include "server.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <optional>
-#include <poll.h>
 #include <pwd.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -25,18 +23,10 @@ namespace tk::rmt_server {
 Session::Session(const ServerOptions& options, int in_fd, int out_fd)
     : options_(options),
       policy_(options.allow, options.read_only, options.write_once),
-      source0_(in_fd, "control input"),
-      in0_(source0_),
-      in0_fd_(in_fd),
-      out0_fd_(out_fd),
-      source_(&source0_),
-      in_(&in0_),
-      out_fd_(out_fd),
+      streams_(in_fd, out_fd, options.busy_poll, [this](const std::string& line) { log_line(line); }),
       own_stdio_({in_fd, out_fd, 2}),
       peer_(describe_peer(in_fd)) {
   limits_.drain = std::max<std::size_t>(limits_.drain, 64 * 1024);
-  source0_.set_busy_poll(options.busy_poll);
-  source0_.set_stop_ends_wait(true);  // a signal ends the session between requests
   if (!options.debug_log.empty()) debug_ = open_log("--debug-log", options.debug_log);
   // Everything the session log needs is acquired now, before narrow().
   user_ = "uid " + std::to_string(::getuid());
@@ -80,7 +70,7 @@ void Session::narrow() {
 
 void Session::send(std::string_view bytes) {
   try {
-    write_all(out_fd_, std::as_bytes(std::span(bytes.data(), bytes.size())), "control output");
+    write_all(streams_.output(), std::as_bytes(std::span(bytes.data(), bytes.size())), "control output");
   } catch (const Error& e) {
     throw SessionEnd{Exit::connection, e.what()};
   }
@@ -108,10 +98,10 @@ void Session::reply_error(int errnum, std::string_view text) {
 }
 
 std::span<const std::byte> Session::receive_payload(std::size_t size) {
-  source_->set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
+  streams_.source().set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
   std::span<const std::byte> got;
   try {
-    got = in_->take(size);
+    got = streams_.input().take(size);
   } catch (const Error& e) {
     throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
   }
@@ -120,10 +110,10 @@ std::span<const std::byte> Session::receive_payload(std::size_t size) {
 }
 
 void Session::drain_payload(std::uint64_t n) {
-  source_->set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
+  streams_.source().set_timeout(options_.payload_timeout > 0 ? options_.payload_timeout * 1000 : -1);
   std::uint64_t got = 0;
   try {
-    got = in_->discard(n);
+    got = streams_.input().discard(n);
   } catch (const Error& e) {
     throw SessionEnd{Exit::connection, std::string("W payload: ") + e.what()};
   }
@@ -140,11 +130,11 @@ void Session::premature_eof() {
 void Session::handle(const rmt::Request& r) {
   switch (r.command) {
     case 'O':
-      release_streams_ = !streams_.empty();
+      streams_.release_after_reply();
       open(r);
       break;
     case 'C':
-      release_streams_ = !streams_.empty();
+      streams_.release_after_reply();
       if (!tape_) throw Refusal{EBADF, "Bad file descriptor"};
       pipelined_ = writes_stopped_ = reads_stopped_ = false;
       close_tape();
@@ -168,12 +158,12 @@ void Session::serve_requests() {
     // A signal that interrupted the last request ends the session here,
     // before the next read could block again.
     if (stop_requested()) throw SessionEnd{Exit::connection, "stopped by a signal"};
-    if (!streams_.empty()) select_stream(turn_);
-    source_->set_timeout(options_.idle_timeout > 0 ? options_.idle_timeout * 1000 : -1);
+    streams_.take_turn();
+    streams_.source().set_timeout(options_.idle_timeout > 0 ? options_.idle_timeout * 1000 : -1);
     try {
-      if (!rmt::read_request(*in_, limits_, request_)) {
+      if (!rmt::read_request(streams_.input(), limits_, request_)) {
         // Our client ends a joined session with C first.
-        if (!streams_.empty()) throw SessionEnd{Exit::connection, "end of input"};
+        if (streams_.parallel()) throw SessionEnd{Exit::connection, "end of input"};
         return;
       }
     } catch (const rmt::ProtocolError& e) {
@@ -186,12 +176,7 @@ void Session::serve_requests() {
     }
     ++requests_;
     if (debug_.valid()) debug(describe_request(request_));
-    // Streams that joined while others did not stay only if the client
-    // names them in its very next request.
-    if (!unsettled_.empty() &&
-        !(request_.command == 'i' &&
-          rmt::parse_number(request_.lines[0]) == rmt::tapekit_streams_kept_op))
-      unsettled_.clear();
+    streams_.settle(request_);
     try {
       handle(request_);
     } catch (const Refusal& f) {
@@ -199,12 +184,7 @@ void Session::serve_requests() {
     } catch (const Error& e) {
       reply_error(e.errnum(), std::strerror(e.errnum()));
     }
-    if (release_streams_) {
-      release_streams_ = false;
-      end_streams();
-    } else if (!streams_.empty()) {
-      turn_ = (turn_ + 1) % stream_count();
-    }
+    streams_.pass_turn();
   }
 }
 
@@ -216,12 +196,12 @@ int Session::run() {
   } catch (const SessionEnd& e) {
     status = e.status;
     end = e.reason;
-    if (!streams_.empty() && !stop_requested()) {
+    if (streams_.parallel() && !stop_requested()) {
       // The stream whose turn it was ended (or its reply could not go): no
       // record can follow in order, so the tape gets its filemark now.
       status = Exit::connection;
-      lost_stream_ = turn_ + 1;
-      end = "stream " + std::to_string(lost_stream_) + " of " + std::to_string(stream_count()) +
+      streams_.lose_turn();
+      end = "stream " + std::to_string(streams_.lost()) + " of " + std::to_string(streams_.count()) +
             " lost after " + std::to_string(records_written_) + " records: " + e.reason;
       serve_broken(end);
     }
@@ -234,7 +214,7 @@ int Session::run() {
     end += std::string("; close: ") + e.what();
     if (status == Exit::ok) status = Exit::close;
   }
-  streams_.clear();
+  streams_.let_go();
   log_session(end);
   return static_cast<int>(status);
 }
@@ -245,45 +225,21 @@ void Session::serve_broken(std::string& end) {
   } catch (const Error& e) {
     end += std::string("; close: ") + e.what();
   }
-  broken_text_ = "Stream " + std::to_string(lost_stream_) + " of " +
-                 std::to_string(stream_count()) + " lost after " +
+  broken_text_ = "Stream " + std::to_string(streams_.lost()) + " of " +
+                 std::to_string(streams_.count()) + " lost after " +
                  std::to_string(records_written_) + " records";
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::seconds(broken_seconds);
-  std::vector<bool> live(stream_count(), true);
-  live[lost_stream_ - 1] = false;
-  for (;;) {
-    std::vector<pollfd> fds;
-    std::vector<std::size_t> which;
-    std::optional<std::size_t> ready;
-    for (std::size_t i = 0; i < live.size() && !ready; ++i) {
-      if (!live[i]) continue;
-      select_stream(i);
-      if (in_->buffered()) ready = i;
-      fds.push_back({stream_input(i), POLLIN, 0});
-      which.push_back(i);
-    }
-    if (fds.empty()) return;
-    if (!ready) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return;
-      if (retry_eintr(::poll, fds.data(), static_cast<nfds_t>(fds.size()),
-                      static_cast<int>(left.count())) <= 0)
-        return;  // the time is up, or a stop signal
-      for (std::size_t k = 0; k < fds.size() && !ready; ++k)
-        if (fds[k].revents != 0) ready = which[k];
-    }
-    select_stream(*ready);
-    source_->set_timeout(broken_request_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(broken_seconds);
+  while (streams_.select_waiting(deadline)) {
+    streams_.source().set_timeout(broken_request_ms);
     try {
-      if (!rmt::read_request(*in_, limits_, request_))
-        live[*ready] = false;
+      if (!rmt::read_request(streams_.input(), limits_, request_))
+        streams_.drop_selected();
       else
         answer_broken(request_);
     } catch (const SessionEnd&) {
-      live[*ready] = false;
+      streams_.drop_selected();
     } catch (const Error&) {
-      live[*ready] = false;
+      streams_.drop_selected();
     }
   }
 }
@@ -300,7 +256,7 @@ void Session::answer_broken(const rmt::Request& r) {
     auto wire = rmt::parse_number(r.lines[0]);
     auto count = rmt::parse_number(r.lines[1]);
     if (wire && count && *wire == rmt::tapekit_session_op && (*count == 0 || *count == 1))
-      return reply_ok(*count == 0 ? records_written_ : lost_stream_);
+      return reply_ok(*count == 0 ? records_written_ : streams_.lost());
   }
   reply_error(ECONNABORTED, broken_text_);
 }

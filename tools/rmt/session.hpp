@@ -1,7 +1,8 @@
 // One rmt session: the Session class, the state a connection's requests
 // share, and what its files share. Its members are defined by concern: the
 // request loop in server.cpp, each request's handler in handlers.cpp, the
-// parallel streams in streams.cpp, the logs in session_log.cpp.
+// logs in session_log.cpp. The connections it serves, parallel streams
+// included, are its StreamSet's (stream_set.hpp).
 #pragma once
 
 #include <cstddef>
@@ -10,37 +11,22 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "../../lib/io.hpp"
-#include "../../lib/rmt/fd_source.hpp"
 #include "../../lib/rmt/protocol.hpp"
 #include "../../lib/tape/tape.hpp"
-#include "join.hpp"
 #include "opener.hpp"
 #include "policy.hpp"
 #include "server.hpp"
+#include "session_end.hpp"
+#include "stream_set.hpp"
 
 namespace tk::rmt_server {
 
-// Parallel streams: how long the first connection waits for the others to
-// join, how long it answers the streams left after one was lost, and how
-// long one request may take to arrive then.
-constexpr int gather_seconds = 60;
+// After a parallel stream was lost: how long the streams left are answered,
+// and how long one request may take to arrive then.
 constexpr int broken_seconds = 30;
 constexpr int broken_request_ms = 5000;
-
-// Ends the session: the control stream cannot be trusted any more.
-struct SessionEnd {
-  Exit status;
-  std::string reason;
-};
-
-// A request refused before it reached the tape: errno plus reply text.
-struct Refusal {
-  int errnum;
-  const char* text;
-};
 
 // Helpers for the session's logs (session_log.cpp), used at construction,
 // by the request loop and by the open handler.
@@ -73,24 +59,10 @@ class Session {
   // i29811: one drive-health query of the open device (protocol.hpp).
   void health(std::int64_t query);
 
-  // Parallel streams (protocol.hpp, i29807 to i29810).
-  std::size_t stream_count() const noexcept { return streams_.size() + 1; }
-  // Makes source_, in_ and out_fd_ stream i's (0: the first connection).
-  void select_stream(std::size_t i);
-  int stream_input(std::size_t i) const;
+  // i29807: answers with the join token, then gathers the streams.
   void start_streams(std::int64_t count);
-  // Takes joins until all came, the client sent something on the first
-  // stream (it went on without them) or the time is up.
-  void gather();
-  // The streams joined, in the order of their index, served in turn after
-  // the first connection from the next request on.
-  void install_streams(std::vector<JoinedStream> joined);
-  // i29810: of the streams that joined when not all did, those the client
-  // saw joined (`mask`, bit k for stream k) stay; the others are let go.
-  void keep_streams(std::int64_t mask);
-  // The other streams are let go: their rmt processes end.
-  void end_streams();
-  // The joiner's side: hands this connection to the session, then waits.
+  // i29808, the joiner's side: hands this connection to the session, then
+  // waits.
   void join(const rmt::Request& r);
   // After a stream of a joined session was lost: the tape is closed, what
   // the other streams still send is answered until they end.
@@ -131,15 +103,8 @@ class Session {
   const ServerOptions& options_;
   PathPolicy policy_;
   rmt::Limits limits_;
-  // The first connection; with parallel streams, source_, in_ and out_fd_
-  // are the stream whose turn it is.
-  rmt::FdSource source0_;
-  rmt::BufferedReader in0_;
-  int in0_fd_;
-  int out0_fd_;
-  rmt::FdSource* source_;
-  rmt::BufferedReader* in_;
-  int out_fd_;
+  // Requests come from, and replies go to, the stream it names.
+  StreamSet streams_;
   OwnStdio own_stdio_;
   std::string peer_;
   Fd debug_;
@@ -174,25 +139,8 @@ class Session {
   std::size_t record_capacity_ = 0;
 
   std::string opened_;  // "path flags; path flags" for the log
-  // Parallel streams: the meeting point while the others join, then
-  // streams 1 .. N-1 (by index - 1), served in turn after the first.
-  struct Stream {
-    JoinedStream joined;
-    std::unique_ptr<rmt::FdSource> source;
-    std::unique_ptr<rmt::BufferedReader> in;
-  };
-  std::unique_ptr<JoinPoint> join_;
-  std::vector<Stream> streams_;
-  // Joined while others did not: kept by an i29810 that comes next on the
-  // first connection, let go by any other request.
-  std::vector<JoinedStream> unsettled_;
-  std::size_t asked_streams_ = 0;
-  std::size_t turn_ = 0;
-  bool release_streams_ = false;  // after this request's reply (C, O)
   std::uint64_t records_written_ = 0;  // since the open
-  std::size_t lost_stream_ = 0;        // from 1; 0: none
-  std::string broken_text_;            // the E103 reply after a loss
-  std::string streams_note_;           // for the log
+  std::string broken_text_;            // the E103 reply after a stream's loss
 
   std::uint64_t bytes_in_ = 0;
   std::uint64_t bytes_out_ = 0;

@@ -155,7 +155,7 @@ void Session::log_session(const std::string& end) {
   line += " open=[" + opened_ + "] requests=" + std::to_string(requests_) +
           " in=" + std::to_string(bytes_in_) + " out=" + std::to_string(bytes_out_) +
           " end=" + quoted(end);
-  if (!streams_note_.empty()) line += " streams=" + quoted(streams_note_);
+  if (!streams_.note().empty()) line += " streams=" + quoted(streams_.note());
   if (!sandbox_.empty()) line += " sandbox=" + quoted(sandbox_);
   log_line(line);
   if (options_.log == "syslog") ::closelog();

@@ -1,24 +1,36 @@
-// Parallel streams on the session's side (protocol.hpp, i29807 to i29810):
-// starting them, gathering the joins, keeping those the client saw, turning
-// between them, letting them go, and a joiner handing its connection over.
-// The sockets and the handover itself are in join.cpp.
-#include "session.hpp"
+// The session's streams (protocol.hpp, i29807 to i29810): starting them,
+// gathering the joins, keeping those the client saw, turning between them,
+// letting them go, serving what is left after a loss, and a joiner handing
+// its connection over.
+#include "stream_set.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <chrono>
-#include <cstdint>
-#include <memory>
+#include <optional>
 #include <poll.h>
 #include <utility>
 
 #include "../../lib/io.hpp"
-#include "join.hpp"
+#include "session_end.hpp"
 
 namespace tk::rmt_server {
 
-void Session::select_stream(std::size_t i) {
+StreamSet::StreamSet(int in_fd, int out_fd, std::chrono::microseconds busy_poll, LogLine log)
+    : busy_poll_(busy_poll),
+      log_(std::move(log)),
+      source0_(in_fd, "control input"),
+      in0_(source0_),
+      in0_fd_(in_fd),
+      out0_fd_(out_fd),
+      source_(&source0_),
+      in_(&in0_),
+      out_fd_(out_fd) {
+  source0_.set_busy_poll(busy_poll);
+  source0_.set_stop_ends_wait(true);  // a signal ends the session between requests
+}
+
+void StreamSet::select(std::size_t i) {
   if (i == 0) {
     source_ = &source0_;
     in_ = &in0_;
@@ -31,24 +43,18 @@ void Session::select_stream(std::size_t i) {
   out_fd_ = s.joined.out.get();
 }
 
-int Session::stream_input(std::size_t i) const {
+int StreamSet::input_fd(std::size_t i) const {
   return i == 0 ? in0_fd_ : streams_[i - 1].joined.in.get();
 }
 
-void Session::start_streams(std::int64_t count) {
-  if (!tape_ || !pipelined_) throw Refusal{EINVAL, "Streams need an open tape and a pipeline"};
+const std::string& StreamSet::listen(std::int64_t count) {
   if (!streams_.empty() || count < 2 || count > rmt::max_streams)
     throw Refusal{EINVAL, "Invalid number of streams"};
   join_ = std::make_unique<JoinPoint>(static_cast<int>(count));
-  reply_.clear();
-  rmt::append_ok(reply_, join_->token().size());
-  debug(reply_);
-  reply_ += join_->token();
-  send(reply_);
-  gather();
+  return join_->token();
 }
 
-void Session::gather() {
+void StreamSet::gather() {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::seconds(gather_seconds);
   std::vector<JoinedStream> joined;
@@ -71,7 +77,7 @@ void Session::gather() {
       if (auto s = join_->accept_one(refusal))
         joined.push_back(std::move(*s));
       else if (!refusal.empty())
-        log_line("join refused: " + refusal);
+        log_("join refused: " + refusal);
     }
   }
   const bool all = join_->complete();
@@ -82,22 +88,22 @@ void Session::gather() {
     // The client says next which of them it saw join (i29810); any other
     // request lets them go.
     unsettled_ = std::move(joined);
-    asked_streams_ = asked;
-    streams_note_ = std::to_string(count) + " of " + std::to_string(asked) + " streams joined; " + why;
+    asked_ = asked;
+    note_ = std::to_string(count) + " of " + std::to_string(asked) + " streams joined; " + why;
     return;
   }
-  install_streams(std::move(joined));
-  streams_note_ = std::to_string(count) + " streams";
+  install(std::move(joined));
+  note_ = std::to_string(count) + " streams";
 }
 
-void Session::install_streams(std::vector<JoinedStream> joined) {
+void StreamSet::install(std::vector<JoinedStream> joined) {
   std::sort(joined.begin(), joined.end(),
             [](const JoinedStream& a, const JoinedStream& b) { return a.index < b.index; });
   streams_.resize(joined.size());
   for (std::size_t i = 0; i < joined.size(); ++i) {
     Stream& s = streams_[i];
     s.source = std::make_unique<rmt::FdSource>(joined[i].in.get(), "stream " + std::to_string(i + 2));
-    s.source->set_busy_poll(options_.busy_poll);
+    s.source->set_busy_poll(busy_poll_);
     s.source->set_stop_ends_wait(true);
     s.in = std::make_unique<rmt::BufferedReader>(*s.source);
     s.joined = std::move(joined[i]);
@@ -107,10 +113,10 @@ void Session::install_streams(std::vector<JoinedStream> joined) {
   turn_ = streams_.size();
 }
 
-void Session::keep_streams(std::int64_t mask) {
+std::size_t StreamSet::keep(std::int64_t mask) {
   std::vector<JoinedStream> waiting = std::exchange(unsettled_, {});
-  if (!streams_.empty() || asked_streams_ == 0 || mask < 0 ||
-      mask >= (std::int64_t{1} << asked_streams_) || (mask & 1) != 0)
+  if (!streams_.empty() || asked_ == 0 || mask < 0 ||
+      mask >= (std::int64_t{1} << asked_) || (mask & 1) != 0)
     throw Refusal{EINVAL, "Invalid set of streams"};
   std::vector<JoinedStream> kept;
   for (JoinedStream& j : waiting)
@@ -119,40 +125,90 @@ void Session::keep_streams(std::int64_t mask) {
   if (kept.size() != static_cast<std::size_t>(std::popcount(static_cast<std::uint64_t>(mask))))
     throw Refusal{EINVAL, "A stream named has not joined"};
   const std::size_t count = kept.size() + 1;
-  install_streams(std::move(kept));
-  streams_note_ = std::to_string(count) + " of " + std::to_string(asked_streams_) + " streams";
-  asked_streams_ = 0;
-  reply_ok(count);
+  install(std::move(kept));
+  note_ = std::to_string(count) + " of " + std::to_string(asked_) + " streams";
+  asked_ = 0;
+  return count;
 }
 
-void Session::end_streams() {
+void StreamSet::take_turn() {
+  if (!streams_.empty()) select(turn_);
+}
+
+void StreamSet::settle(const rmt::Request& r) {
+  if (!unsettled_.empty() &&
+      !(r.command == 'i' && rmt::parse_number(r.lines[0]) == rmt::tapekit_streams_kept_op))
+    unsettled_.clear();
+}
+
+void StreamSet::pass_turn() {
+  if (release_) {
+    release_ = false;
+    let_go();
+  } else if (!streams_.empty()) {
+    turn_ = (turn_ + 1) % count();
+  }
+}
+
+void StreamSet::let_go() {
   if (streams_.empty()) return;
-  select_stream(0);
+  select(0);
   streams_.clear();
   turn_ = 0;
 }
 
-void Session::join(const rmt::Request& r) {
-  if (requests_ != 1 || tape_ || r.too_long[1])
-    throw Refusal{EINVAL, "Join only as the first request"};
+void StreamSet::lose_turn() {
+  lost_ = turn_ + 1;
+  live_.assign(count(), true);
+  live_[lost_ - 1] = false;
+}
+
+bool StreamSet::select_waiting(std::chrono::steady_clock::time_point deadline) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<pollfd> fds;
+  std::vector<std::size_t> which;
+  std::optional<std::size_t> ready;
+  for (std::size_t i = 0; i < live_.size() && !ready; ++i) {
+    if (!live_[i]) continue;
+    select(i);
+    if (in_->buffered()) ready = i;
+    fds.push_back({input_fd(i), POLLIN, 0});
+    which.push_back(i);
+  }
+  if (fds.empty()) return false;
+  if (!ready) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    if (retry_eintr(::poll, fds.data(), static_cast<nfds_t>(fds.size()),
+                    static_cast<int>(left.count())) <= 0)
+      return false;  // the time is up, or a stop signal
+    for (std::size_t k = 0; k < fds.size() && !ready; ++k)
+      if (fds[k].revents != 0) ready = which[k];
+  }
+  selected_ = *ready;
+  select(selected_);
+  return true;
+}
+
+Handover StreamSet::hand_over(std::string_view token) {
   // The client sends nothing more until the join is answered.
   if (in0_.buffered()) throw Refusal{EINVAL, "Requests after a join request"};
-  Handover h;
   try {
-    h = hand_over(r.lines[1], in0_fd_, out0_fd_);
+    return rmt_server::hand_over(token, in0_fd_, out0_fd_);
   } catch (const Error& e) {
-    streams_note_ = std::string("join refused: ") + e.what();
-    log_line(streams_note_);
+    note_ = std::string("join refused: ") + e.what();
+    log_(note_);
     throw Refusal{EACCES, e.errnum() == EACCES ? "Join refused by the session"
                           : e.errnum() == EINVAL ? "Join refused: malformed token"
                                                  : "Join refused: no such session waiting"};
   }
-  reply_ok(static_cast<std::uint64_t>(h.index));
-  streams_note_ = "joined as stream " + std::to_string(h.index + 1);
+}
+
+void StreamSet::wait_until_released(const Handover& h) {
+  note_ = "joined as stream " + std::to_string(h.index + 1);
   // The session reads and writes this connection now; sshd keeps it open
   // while we live, so we live until the session lets it go.
   wait_for_release(h.link.get());
-  throw SessionEnd{Exit::ok, "released"};
 }
 
 }  // namespace tk::rmt_server

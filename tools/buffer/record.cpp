@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -51,9 +53,19 @@ std::chrono::milliseconds time_arg(const std::string& text, const char* option,
   return std::chrono::milliseconds(ms);
 }
 
+// A record is read from a file anyone may have written: a number out of
+// the field's range (or NaN) is clamped to it, never converted as it is,
+// which would be undefined.
 std::uint64_t count_of(const FlatJson& o, const char* key) {
   double value = o.number(key).value_or(0);
-  return value < 0 ? 0 : static_cast<std::uint64_t>(value);
+  if (!(value > 0)) return 0;
+  if (value >= 0x1p64) return UINT64_MAX;
+  return static_cast<std::uint64_t>(value);
+}
+int int_of(const FlatJson& o, const char* key, double otherwise = 0) {
+  double value = o.number(key).value_or(otherwise);
+  if (std::isnan(value)) return 0;
+  return static_cast<int>(std::clamp(value, double{INT_MIN}, double{INT_MAX}));
 }
 double number_of(const FlatJson& o, const char* key, double otherwise = 0) {
   return o.number(key).value_or(otherwise);
@@ -172,15 +184,15 @@ RunRecord parse_record(std::istream& in, const std::string& name) {
       if (o.string("record") != "buffer")
         fail("not a buffer record: the first line has no \"record\":\"buffer\"");
       RecordHeader& h = record.header;
-      h.version = static_cast<int>(number_of(o, "version", 1));
+      h.version = int_of(o, "version", 1);
       if (h.version != 1) fail("record version " + std::to_string(h.version) + " is not known");
       h.tick_s = number_of(o, "tick_ms", 100) / 1000;
       h.long_write_s = number_of(o, "long_write_ms", 1000) / 1000;
       h.block_size = count_of(o, "block_size");
       h.blocks = count_of(o, "blocks");
-      h.percent = static_cast<int>(number_of(o, "percent"));
-      h.high_water = static_cast<int>(number_of(o, "high_water"));
-      h.low_water = static_cast<int>(number_of(o, "low_water", -1));
+      h.percent = int_of(o, "percent");
+      h.high_water = int_of(o, "high_water");
+      h.low_water = int_of(o, "low_water", -1);
       h.output_rate = count_of(o, "output_rate");
       if (auto input = o.string("input")) h.input = *input;
       if (auto output = o.string("output")) h.output = *output;

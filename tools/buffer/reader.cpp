@@ -206,7 +206,8 @@ int Reader::run() {
     print_stderr("buffer (reader): the input hung: no data came from " + input_->name() +
                  " in " + seconds_text(std::chrono::seconds(options_.timeout_seconds)) +
                  " (--timeout); " +
-                 (run_.drain_on_signal() ? "what was read is written out\n" : "the queue is abandoned\n"));
+                 (run_.drain_on_signal() ? "what was read is written out\n"
+                                         : "the queue is abandoned\n"));
   input_ended_ = Clock::now();
   if (own().has(StopReason::peer_gone)) return writer_gone();
   bool stopped = stop_asked();

@@ -309,7 +309,8 @@ std::string Writer::close_after_stop() {
     // pipeline that is not settled is left for the close to report.
     // A hung drive (--timeout) is asked nothing more; a volume already
     // closed (a stop during a volume change) is not closed again.
-    if (output_open_ && !primary_failed_ && !run_.writer().has(StopReason::stalled) && in_flight().records == 0)
+    if (output_open_ && !primary_failed_ && !run_.writer().has(StopReason::stalled) &&
+        in_flight().records == 0)
       drive_watch_.before_close(*output_);
     if (output_open_ && !primary_failed_) output_->close();
   } catch (const Error& e) {

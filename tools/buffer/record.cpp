@@ -375,13 +375,14 @@ void Recorder::take_tick(const RunStats& now, bool last) {
     record_.events.push_back(e);
     emit(record_event_line(e));
   }
-  int signals = static_cast<int>(g_signals);
-  bool stop_input = g_stop_input != 0;
+  const ProcessState& reader = run_.reader();
+  int signals = reader.signals();
+  bool stop_input = reader.has(StopReason::stop_reading);
   if (signals > signals_seen_ || (stop_input && !stop_input_seen_)) {
     RunEvent e;
     e.kind = RunEvent::Kind::signal;
     e.t = t;
-    e.signal = signals > signals_seen_ ? stop_signal_name() : "SIGUSR2";
+    e.signal = signals > signals_seen_ ? signal_name(reader.stop_signal()) : "SIGUSR2";
     record_.events.push_back(e);
     emit(record_event_line(e));
     signals_seen_ = signals;

@@ -74,8 +74,9 @@ class RemoteTape final : public Tape {
     return {write_bytes_in_flight_, writes_in_flight_.size()};
   }
   bool settle_before_close() noexcept override;
-  void settle_writes() override {
-    if (open_ && !broken_ && !writes_in_flight_.empty()) settle("write");
+  void settle_writes(std::size_t leave = 0) override {
+    if (!open_ || broken_) return;
+    while (writes_in_flight_.size() > leave) take_write_reply();
   }
   LinkLoss link_loss() const override {
     return {lost_reason_, unconfirmed_.records, unconfirmed_.bytes, unconfirmed_.bytes_there};

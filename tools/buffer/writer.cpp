@@ -187,10 +187,14 @@ void Writer::release_block() {
 void Writer::make_room_for(std::size_t wanted) {
   while (held_blocks_ > 0 && held_blocks_ + wanted > ring_.blocks()) {
     const std::size_t to_write = sent_.empty() ? 0 : sent_.front().bytes.size();
+    // As many answers as blocks the reader needs back, not all: the rest
+    // stay in flight and the link stays busy.
+    const std::size_t needed = held_blocks_ + wanted - ring_.blocks();
+    const std::size_t pending = output_->unacknowledged().records;
     try {
       hung_output_ = output_->name();
       Watchdog::Call call = watchdog_.watch();
-      output_->settle_writes();
+      output_->settle_writes(pending > needed ? pending - needed : 0);
     } catch (const Interrupted&) {
       after_interruption();
     } catch (const Error& e) {

@@ -164,6 +164,31 @@ read_volumes() {
   assert_regex "$stderr" "buffer: blocks = 3, blocksize = 262144,"
 }
 
+@test "pipelined rmt: a full remote --tee under --keep-going counts only the records it acknowledged, and -o goes on whole" {
+  "$MT" -f v.tap vt-create 200k
+  # The rmt takes its requests at 1 MB/s, as over a slow link, so that
+  # writes are in flight when the tape fills and the server cancels them.
+  printf '%s\n' '#!/bin/bash' \
+    "exec $TK_BIN/rmt --debug-log $PWD/rmt.debug < <(exec $TK_TEST_BIN/pacer --rate 1m --chunk 4k --partial 1)" \
+    >paced-rmt
+  chmod +x paced-rmt
+  # More than the pipeline's first window, so the tape's answer comes while
+  # writing, not only at the close.
+  random_mib 4 3 >big
+  RSH_STANDIN_SERVER=$PWD/paced-rmt run --separate-stderr "$BUFFER" -s 10k -i big -o "$PWD/out" \
+    --tee "localhost:$PWD/v.tap" --keep-going
+  assert_failure 254
+  grep -q '^E125$' rmt.debug || fail "no write was in flight when the tape filled"
+  [[ $stderr =~ "write of data failed: localhost:$PWD/v.tap: No space left on device; "([0-9]+)" bytes reached it" ]] ||
+    fail "no drop line: $stderr"
+  local reached=${BASH_REMATCH[1]}
+  "$MT" -f v.tap rewind
+  "$BUFFER" -s 10k -i v.tap >back
+  assert_equal "$(stat -c %s back)" "$reached"
+  assert_equal "$(sha back)" "$(head -c "$reached" big | sha)"
+  assert_equal "$(sha out)" "$(sha big)"
+}
+
 @test "pipelined rmt: reblock counts only the records that reached a full remote .tap" {
   "$MT" -f v.tap vt-create 200k
   run --separate-stderr "$REBLOCK" -s 10k -i in -o "localhost:$PWD/v.tap"

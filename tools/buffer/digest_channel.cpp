@@ -53,16 +53,16 @@ std::string DigestChannel::receive() {
   }
 }
 
-std::string digest_message(DigestKind kind, const OutputDigest* primary, const TeeOutputs& tees) {
+std::string digest_message(DigestKind kind, const std::vector<Output>& outputs) {
   std::string message = std::string("algorithm ") + digest_name(kind) + "\n";
-  if (primary != nullptr) {
-    for (const std::string& hex : primary->volume_hexes()) message += "volume " + hex + "\n";
-    message += "total " + primary->total_hex() + "\n";
+  const Output& primary = outputs.front();
+  if (primary.working() && primary.digest) {
+    for (const std::string& hex : primary.digest->volume_hexes()) message += "volume " + hex + "\n";
+    message += "total " + primary.digest->total_hex() + "\n";
   }
-  const std::vector<TeeOutput>& outputs = tees.outputs();
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    if (outputs[i].failure.empty() && outputs[i].digest)
-      message += "tee " + std::to_string(i) + " " + outputs[i].digest->total_hex() + "\n";
+  for (std::size_t i = 1; i < outputs.size(); ++i)
+    if (outputs[i].working() && outputs[i].digest)
+      message += "tee " + std::to_string(i - 1) + " " + outputs[i].digest->total_hex() + "\n";
   return message + "end\n";
 }
 

@@ -33,9 +33,9 @@ class DigestChannel {
   Fd write_end_;
 };
 
-// The digests of what reached -o (null when -o was dropped) and each --tee
-// output still working, as one message for DigestChannel.
-std::string digest_message(DigestKind kind, const OutputDigest* primary, const TeeOutputs& tees);
+// The digests of what reached each output still working, -o (outputs[0])
+// and each --tee, as one message for DigestChannel.
+std::string digest_message(DigestKind kind, const std::vector<Output>& outputs);
 // The report in a whole message, naming the tees as the --tee options do;
 // nullopt for nothing or a message cut short.
 std::optional<DigestReport> read_digest_message(const std::string& message,

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -58,48 +58,37 @@ std::string verify_volume(const std::string& name, const std::string& label, std
                           std::size_t record_size, const OutputDigest& written,
                           const OpenOptions& how);
 
-// One --tee output.
-struct TeeOutput {
-  std::unique_ptr<Tape> tape;
-  std::uint64_t written = 0;  // bytes it accepted
-  std::optional<OutputDigest> digest;
-  std::int64_t start = -1;    // volume_start
-  std::string failure;        // why it was dropped (--keep-going); empty while it works
-  bool closed = false;
-};
-
-// The --tee outputs, written in step with -o: each block goes to -o, then
-// to each of them in turn, before the next block is taken.
-class TeeOutputs {
- public:
-  using Opener = std::function<std::unique_ptr<Tape>(const std::string& name)>;
-  TeeOutputs(const std::vector<std::string>& names, std::optional<DigestKind> hash,
-             const Opener& open);
-
-  bool empty() const noexcept { return tees_.empty(); }
-  bool any_working() const noexcept;
-  // Writes the block to every output still working. A signal interrupting
-  // a write calls on_interrupted (which may throw to stop), then the rest
-  // goes on. Returns the outputs that failed this time, with their error.
-  struct Failure {
-    TeeOutput* tee;
-    std::string error;
+// One of the writer's outputs: -o, always the first, or a --tee. Each owns
+// its tape and what is known of what reached it; the writer (writer.cpp)
+// takes every output through the same steps, and only -o changes volumes.
+struct Output {
+  // A write the output took, with whether it ends its block.
+  struct Sent {
+    std::span<const std::byte> bytes;
+    bool ends_block = true;
   };
-  std::vector<Failure> write(std::span<const std::byte> block,
-                             const std::function<void()>& on_interrupted);
-  // Closes every output still open; returns one line per failed close.
-  std::string close_all();
-  // "N bytes reached NAME" for each output, comma-separated.
-  std::string reached_text() const;
-  // The digests of the outputs still working.
-  std::string digest_summary(bool json) const;
-  // Each output, in the order of the --tee options.
-  const std::vector<TeeOutput>& outputs() const noexcept { return tees_; }
-  // Reads each working output back; returns the mismatch lines.
-  std::string verify_all(std::size_t record_size, const OpenOptions& how) const;
 
- private:
-  std::vector<TeeOutput> tees_;
+  // hashed_by_volume: a digest of each volume too (-o with --next-volume).
+  Output(std::unique_ptr<Tape> opened, std::optional<DigestKind> hash, bool hashed_by_volume)
+      : tape(std::move(opened)) {
+    if (hash) digest.emplace(*hash, hashed_by_volume);
+  }
+  const std::string& name() const noexcept { return tape->name(); }
+  bool working() const noexcept { return failure.empty(); }
+
+  std::unique_ptr<Tape> tape;
+  std::optional<OutputDigest> digest;        // --hash, of what reached it
+  std::uint64_t written = 0;                 // bytes that reached it, all volumes
+  std::vector<std::uint64_t> per_volume{0};  // of which on each volume
+  std::int64_t start = -1;                   // where its volume starts (volume_start), for --verify
+  std::string failure;                       // why it was dropped (--keep-going); empty while it works
+  bool open = true;                          // false from a volume's close to the next's open
+  bool fresh_volume = false;                 // a volume just loaded has taken nothing yet
+  // Writes it took and has not acknowledged (a pipelined remote tape's),
+  // oldest first: not counted, their blocks kept from the reader.
+  std::deque<Sent> sent;
+  std::vector<Sent> unwritten;    // lost on a full volume, for the next one
+  std::uint64_t blocks_done = 0;  // blocks every write of which it acknowledged
 };
 
 }  // namespace tk::buffer

@@ -62,14 +62,15 @@ void Writer::refuse_volume(const Error& e, std::size_t block_size, std::size_t l
   std::string what = left == block_size
                          ? "a block of " + std::to_string(block_size) + " bytes"
                          : "the last " + std::to_string(left) + " bytes of a block";
-  std::string text = "buffer (writer): volume " + std::to_string(per_volume_.size()) + " of " +
-                     output_->name() + " took no data: " + what + " did not fit: " +
+  std::string text = "buffer (writer): volume " + std::to_string(primary().per_volume.size()) + " of " +
+                     primary().name() + " took no data: " + what + " did not fit: " +
                      strerror_text(e.errnum()) + "\n";
   text += close_after_stop();
   throw ExactExit(kExitRuntime, text + "buffer (writer): " + reached_text());
 }
 
 void Writer::change_volume() {
+  Output& out = primary();
   // Closed first, so the count below is what reached this volume; read
   // back while it is still in the drive.
   close_output();
@@ -77,12 +78,12 @@ void Writer::change_volume() {
     run_.set_writer_reported();
     throw ExactExit(kExitRuntime, mismatch);
   }
-  if (digest_) settled_digest().end_volume();
-  per_volume_.push_back(0);
-  run_.set_volume(per_volume_.size());
+  if (out.digest) settled_digest(out).end_volume();
+  out.per_volume.push_back(0);
+  run_.set_volume(out.per_volume.size());
   try {
-    output_ = open_next_volume(options_, VolumeSide::output, per_volume_.size(), written_,
-                               output_->name());
+    out.tape = open_next_volume(options_, VolumeSide::output, out.per_volume.size(), out.written,
+                                out.name());
   } catch (const ExactExit&) {
     run_.set_writer_reported();
     throw;
@@ -93,26 +94,40 @@ void Writer::change_volume() {
     check_reader_alive();
     abandon(abandon_reason());
   }
-  output_open_ = true;
+  out.open = true;
   ring_.note_consumer_step();
   note_volume_start();
-  fresh_volume_ = true;
+  out.fresh_volume = true;
 }
 
 void Writer::note_volume_start() {
-  drive_watch_.volume_started(*output_, written_, per_volume_.size() == 1);
+  Output& out = primary();
+  drive_watch_.volume_started(*out.tape, out.written, out.per_volume.size() == 1);
   if (!options_.verify && !reports_progress(options_)) return;
-  volume_start_ = volume_start(*output_);
-  run_.set_tape_file(volume_start_);
+  out.start = volume_start(*out.tape);
+  run_.set_tape_file(out.start);
 }
 
 std::string Writer::verify_primary() {
-  if (!options_.verify || primary_failed_ || !digest_) return "";
-  std::string label = output_->name();
-  if (options_.next_volume) label += ", volume " + std::to_string(per_volume_.size());
+  Output& out = primary();
+  if (!options_.verify || !out.working() || !out.digest) return "";
+  std::string label = out.name();
+  if (options_.next_volume) label += ", volume " + std::to_string(out.per_volume.size());
   return read_back(label, [&] {
-    return verify_volume(output_->name(), label, volume_start_, options_.block_size, settled_digest(),
+    return verify_volume(out.name(), label, out.start, options_.block_size, settled_digest(out),
                          open_options(options_));
+  });
+}
+
+std::string Writer::verify_tees() {
+  if (outputs_.size() == 1) return "";
+  return read_back("the --tee outputs", [&] {
+    std::string text;
+    for (Output& tee : std::span(outputs_).subspan(1))
+      if (tee.working() && tee.digest)
+        text += verify_volume(tee.name(), tee.name(), tee.start, options_.block_size, *tee.digest,
+                              open_options(options_));
+    return text;
   });
 }
 

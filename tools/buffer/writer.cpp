@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <memory>
 #include <pthread.h>
@@ -38,12 +39,11 @@ namespace tk::buffer {
 
 using namespace std::chrono_literals;
 
-Writer::Writer(Ring& ring, RunState& run, std::unique_ptr<Tape> output, TeeOutputs& tees, const Options& options,
-       Clock::time_point start, pid_t reader, DigestChannel* digest_channel)
+Writer::Writer(Ring& ring, RunState& run, std::vector<Output> outputs, const Options& options,
+               Clock::time_point start, pid_t reader, DigestChannel* digest_channel)
     : ring_(ring),
       run_(run),
-      output_(std::move(output)),
-      tees_(tees),
+      outputs_(std::move(outputs)),
       digest_channel_(digest_channel),
       options_(options),
       legacy_(options.report_requested ? options.report_every : 0, options.totals, start),
@@ -60,16 +60,13 @@ Writer::Writer(Ring& ring, RunState& run, std::unique_ptr<Tape> output, TeeOutpu
                   ::pthread_kill(main, SIGUSR1);
                 }) {
   note_volume_start();
-  if (options.hash) {
-    digest_.emplace(*options.hash, writes_volumes(options));
-    if (digest_slower_than_copies(*options.hash))
-      hasher_.emplace(ring, [this](std::span<const std::byte> reached) { digest_->add(reached); });
-  }
+  if (primary().digest && digest_slower_than_copies(primary().digest->kind()))
+    hasher_.emplace(ring, [this](std::span<const std::byte> reached) { primary().digest->add(reached); });
 }
 
-OutputDigest& Writer::settled_digest() {
-  if (hasher_) hasher_->drain();
-  return *digest_;
+OutputDigest& Writer::settled_digest(Output& out) {
+  if (hasher_ && is_primary(out)) hasher_->drain();
+  return *out.digest;
 }
 
 int Writer::run() {
@@ -109,7 +106,7 @@ int Writer::run() {
   finish_outputs();
   // 1.19 prints the final record and -t's line at a clean end only: after
   // a read error or a signal the last record stays as it was.
-  if (!ring_.input_failed() && run_.writer().signals() == 0) legacy_.finish(written_);
+  if (!ring_.input_failed() && run_.writer().signals() == 0) legacy_.finish(primary().written);
   if (options_.debug) print_stderr("\tW: Exiting writer\n");
   return kExitOk;
 }
@@ -137,70 +134,37 @@ void Writer::write_oldest_block() {
     abandon("interrupted");
   }
   if (options_.debug >= 2) print_stderr("W: writing " + std::to_string(block.size()) + "\n");
-  // Past it, but still out of the reader's reach until -o acknowledges it.
+  // Past it, but still out of the reader's reach until every output
+  // acknowledged it.
   ring_.take();
-  ++held_blocks_;
-  if (!primary_failed_) write_block(block);
-  // Without -o (dropped under --keep-going) the block goes back once the
-  // tees have it.
-  if (primary_failed_) sent_.push_back({{}, true});
-  if (!tees_.empty()) {
-    hung_output_ = "a --tee output";
-    Watchdog::Call call = watchdog_.watch();
-    write_tees(block);
+  ++blocks_taken_;
+  if (primary().working()) write_block(primary(), block);
+  // A failing tee is dealt with once every tee has the block, so that what
+  // reached each is the same whichever fails.
+  std::vector<std::pair<Output*, std::exception_ptr>> failed;
+  for (Output& tee : std::span(outputs_).subspan(1)) {
+    if (!tee.working()) continue;
+    write_block(tee, block, true, [&](const Error& e, std::size_t) {
+      settle_sent(tee, e);
+      failed.emplace_back(&tee, std::current_exception());
+      return false;
+    });
+  }
+  for (auto& [tee, failure] : failed) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const Error& e) {
+      if (!drop_output(*tee, e)) report_write_failure(*tee, e, block.size(), 0);
+    }
   }
   acknowledge_written();
   ring_.note_consumer_started();
-  if (drive_watch_.capacity_due() && !primary_failed_)
-    drive_watch_.sample_capacity(*output_, written_, in_flight().records > 0);
+  if (drive_watch_.capacity_due() && primary().working())
+    drive_watch_.sample_capacity(*primary().tape, primary().written, in_flight().records > 0);
   if (options_.pause_us) pause_after_block();
-  if (options_.seek_every_gib && written_ >= next_gib_) {
+  if (options_.seek_every_gib && primary().written >= next_gib_) {
     next_gib_ += kGiB;
-    rewind_offset_if_device(output_->poll_fd());
-  }
-}
-
-void Writer::acknowledge_written() {
-  const std::size_t pending = primary_failed_ ? 0 : output_->unacknowledged().records;
-  while (sent_.size() > pending) acknowledge_oldest();
-}
-
-void Writer::acknowledge_oldest() {
-  const SentWrite sent = sent_.front();
-  sent_.pop_front();
-  count_written(sent.bytes);
-  if (!sent.ends_block) return;
-  release_block();
-  // 1.19's -S/-t records, block by block as it wrote them.
-  legacy_.after_block(written_);
-}
-
-void Writer::release_block() {
-  --held_blocks_;
-  // A block being hashed goes back to the reader once it is.
-  if (hasher_)
-    hasher_->release_block();
-  else
-    ring_.release_taken();
-}
-
-void Writer::make_room_for(std::size_t wanted) {
-  while (held_blocks_ > 0 && held_blocks_ + wanted > ring_.blocks()) {
-    const std::size_t to_write = sent_.empty() ? 0 : sent_.front().bytes.size();
-    // As many answers as blocks the reader needs back, not all: the rest
-    // stay in flight and the link stays busy.
-    const std::size_t needed = held_blocks_ + wanted - ring_.blocks();
-    const std::size_t pending = output_->unacknowledged().records;
-    try {
-      hung_output_ = output_->name();
-      Watchdog::Call call = watchdog_.watch();
-      output_->settle_writes(pending > needed ? pending - needed : 0);
-    } catch (const Interrupted&) {
-      after_interruption();
-    } catch (const Error& e) {
-      recover_output(e, to_write, 0);
-    }
-    acknowledge_written();
+    rewind_offset_if_device(primary().tape->poll_fd());
   }
 }
 
@@ -212,93 +176,175 @@ void Writer::pause_after_block() {
   }
 }
 
-void Writer::count_written(std::span<const std::byte> reached) {
-  written_ += reached.size();
-  per_volume_.back() += reached.size();
-  ring_.count_out(reached.size());
-  if (!reached.empty()) fresh_volume_ = false;
-  if (hasher_)
-    hasher_->add(reached);
-  else if (digest_)
-    digest_->add(reached);
+void Writer::write_block(Output& out, std::span<const std::byte> bytes, bool ends_block) {
+  write_block(out, bytes, ends_block, [&](const Error& e, std::size_t done) {
+    return primary_failed(e, bytes.size(), done);
+  });
 }
 
-void Writer::write_block(std::span<const std::byte> bytes, bool ends_block) {
+void Writer::write_block(Output& out, std::span<const std::byte> bytes, bool ends_block,
+                         const OnFailure& failed) {
+  const bool watched_as_primary = is_primary(out);
   std::size_t done = 0;
   for (;;) {
     try {
       {
-        hung_output_ = output_->name();
+        hung_output_ = watched_as_primary ? out.name() : "a --tee output";
         Watchdog::Call call = watchdog_.watch();
-        WriteTimer timed(run_, long_write_threshold(options_));
-        output_->write(bytes.subspan(done));
+        std::optional<WriteTimer> timed;
+        if (watched_as_primary) timed.emplace(run_, long_write_threshold(options_));
+        out.tape->write(bytes.subspan(done));
       }
-      sent_.push_back({bytes.subspan(done), ends_block});
+      out.sent.push_back({bytes.subspan(done), ends_block});
       return;
     } catch (const Interrupted& e) {
-      if (e.bytes_done() > 0) sent_.push_back({bytes.subspan(done, e.bytes_done()), false});
+      if (e.bytes_done() > 0) out.sent.push_back({bytes.subspan(done, e.bytes_done()), false});
       done += e.bytes_done();
       after_interruption();
     } catch (const Error& e) {
-      if (e.bytes_done() > 0) sent_.push_back({bytes.subspan(done, e.bytes_done()), false});
+      if (e.bytes_done() > 0) out.sent.push_back({bytes.subspan(done, e.bytes_done()), false});
       done += e.bytes_done();
-      if (!recover_output(e, bytes.size(), done)) return;
+      if (!failed(e, done)) return;
     }
   }
 }
 
-void Writer::settle_sent(const Error& e) {
-  // sent_ is, in order: what -o acknowledged, what it lost, and what it
-  // still has not answered (a lost link's unconfirmed writes).
-  const auto* unwritten = dynamic_cast<const UnwrittenRecords*>(&e);
-  std::size_t lost = unwritten ? std::min<std::size_t>(unwritten->records_lost(), sent_.size()) : 0;
-  std::size_t pending = std::min(output_->unacknowledged().records, sent_.size() - lost);
-  for (std::size_t acknowledged = sent_.size() - lost - pending; acknowledged > 0; --acknowledged)
-    acknowledge_oldest();
-  if (lost == 0) return;
-  // The first write lost may have reached the medium in part.
-  std::uint64_t sent_bytes = 0;
-  for (std::size_t i = 0; i < lost; ++i) sent_bytes += sent_[i].bytes.size();
-  std::uint64_t reached = sent_bytes - std::min<std::uint64_t>(unwritten->bytes_lost(), sent_bytes);
-  for (; lost > 0; --lost) {
-    SentWrite w = sent_.front();
-    sent_.pop_front();
-    const std::size_t part = static_cast<std::size_t>(std::min<std::uint64_t>(reached, w.bytes.size()));
-    reached -= part;
-    count_written(w.bytes.first(part));
-    w.bytes = w.bytes.subspan(part);
-    unwritten_.push_back(w);
+void Writer::count_written(Output& out, std::span<const std::byte> reached) {
+  out.written += reached.size();
+  out.per_volume.back() += reached.size();
+  if (!reached.empty()) out.fresh_volume = false;
+  if (is_primary(out)) {
+    ring_.count_out(reached.size());
+    if (hasher_) {
+      hasher_->add(reached);
+      return;
+    }
+  }
+  if (out.digest) out.digest->add(reached);
+}
+
+void Writer::acknowledge_written() {
+  std::uint64_t done = blocks_taken_;
+  for (Output& out : outputs_) {
+    if (!out.working()) continue;
+    acknowledge(out);
+    done = std::min(done, out.blocks_done);
+  }
+  while (blocks_released_ < done) {
+    ++blocks_released_;
+    release_block();
+    // 1.19's -S/-t records, block by block as it wrote them.
+    legacy_.after_block(primary().written);
   }
 }
 
-bool Writer::recover_output(const Error& e, std::size_t block_size, std::size_t done) {
-  settle_sent(e);
+void Writer::acknowledge(Output& out) {
+  const std::size_t pending = out.tape->unacknowledged().records;
+  while (out.sent.size() > pending) acknowledge_oldest(out);
+}
+
+void Writer::acknowledge_oldest(Output& out) {
+  const Output::Sent sent = out.sent.front();
+  out.sent.pop_front();
+  count_written(out, sent.bytes);
+  if (sent.ends_block) ++out.blocks_done;
+}
+
+void Writer::release_block() {
+  // A block being hashed goes back to the reader once it is.
+  if (hasher_)
+    hasher_->release_block();
+  else
+    ring_.release_taken();
+}
+
+void Writer::make_room_for(std::size_t wanted) {
+  for (;;) {
+    const std::uint64_t held = blocks_taken_ - blocks_released_;
+    if (held == 0 || held + wanted <= ring_.blocks()) return;
+    // As many answers as blocks the reader needs back, not all: the rest
+    // stay in flight and the link stays busy. Only the outputs holding the
+    // oldest block can give it back.
+    const std::uint64_t needed = held + wanted - ring_.blocks();
+    for (Output& out : outputs_) {
+      if (!out.working() || out.blocks_done > blocks_released_) continue;
+      const std::size_t pending = out.tape->unacknowledged().records;
+      const std::size_t to_write = out.sent.empty() ? 0 : out.sent.front().bytes.size();
+      try {
+        hung_output_ = is_primary(out) ? out.name() : "a --tee output";
+        Watchdog::Call call = watchdog_.watch();
+        out.tape->settle_writes(pending > needed ? pending - static_cast<std::size_t>(needed) : 0);
+      } catch (const Interrupted&) {
+        after_interruption();
+      } catch (const Error& e) {
+        if (is_primary(out)) {
+          primary_failed(e, to_write, 0);
+        } else {
+          settle_sent(out, e);
+          if (!drop_output(out, e)) report_write_failure(out, e, to_write, 0);
+        }
+      }
+    }
+    const std::uint64_t before = blocks_released_;
+    acknowledge_written();
+    // A tape that says it holds writes must answer for them; one that does
+    // not leaves the wait below to time out and look again.
+    if (blocks_released_ == before) return;
+  }
+}
+
+void Writer::settle_sent(Output& out, const Error& e) {
+  // out.sent is, in order: what the output acknowledged, what it lost, and
+  // what it still has not answered (a lost link's unconfirmed writes).
+  const auto* unwritten = dynamic_cast<const UnwrittenRecords*>(&e);
+  std::size_t lost = unwritten ? std::min<std::size_t>(unwritten->records_lost(), out.sent.size()) : 0;
+  std::size_t pending = std::min(out.tape->unacknowledged().records, out.sent.size() - lost);
+  for (std::size_t acknowledged = out.sent.size() - lost - pending; acknowledged > 0; --acknowledged)
+    acknowledge_oldest(out);
+  if (lost == 0) return;
+  // The first write lost may have reached the medium in part.
+  std::uint64_t sent_bytes = 0;
+  for (std::size_t i = 0; i < lost; ++i) sent_bytes += out.sent[i].bytes.size();
+  std::uint64_t reached = sent_bytes - std::min<std::uint64_t>(unwritten->bytes_lost(), sent_bytes);
+  for (; lost > 0; --lost) {
+    Output::Sent w = out.sent.front();
+    out.sent.pop_front();
+    const std::size_t part = static_cast<std::size_t>(std::min<std::uint64_t>(reached, w.bytes.size()));
+    reached -= part;
+    count_written(out, w.bytes.first(part));
+    w.bytes = w.bytes.subspan(part);
+    out.unwritten.push_back(w);
+  }
+}
+
+bool Writer::primary_failed(const Error& e, std::size_t block_size, std::size_t done) {
+  Output& out = primary();
+  settle_sent(out, e);
   if (medium_full(e.errnum()) && writes_volumes(options_)) {
     // A volume that takes nothing at all would take nothing after any
     // number of changes (a command that freed no room, a block larger
     // than the medium): that ends the run instead of looping.
-    if (fresh_volume_) {
-      if (!unwritten_.empty())
-        refuse_volume(e, unwritten_.front().bytes.size(), unwritten_.front().bytes.size());
+    if (out.fresh_volume) {
+      if (!out.unwritten.empty())
+        refuse_volume(e, out.unwritten.front().bytes.size(), out.unwritten.front().bytes.size());
       refuse_volume(e, block_size, block_size - done);
     }
     change_volume();
-    write_unwritten();
-    return !primary_failed_;
+    write_unwritten(out);
+    return out.working();
   }
-  if (drop_failed_output(e)) return false;
-  report_write_failure(e, block_size, done);
+  if (drop_output(out, e)) return false;
+  report_write_failure(out, e, block_size, done);
 }
 
-void Writer::write_unwritten() {
+void Writer::write_unwritten(Output& out) {
   // They did not reach the last volume: first onto this one, in order.
-  for (const SentWrite& w : std::exchange(unwritten_, {})) {
-    if (primary_failed_ || w.bytes.empty()) {
-      // Dropped on the way (--keep-going): the block goes back uncounted.
-      if (w.ends_block) sent_.push_back({{}, true});
-    } else {
-      write_block(w.bytes, w.ends_block);
-    }
+  for (const Output::Sent& w : std::exchange(out.unwritten, {})) {
+    if (!out.working()) return;  // dropped on the way (--keep-going)
+    if (w.bytes.empty())
+      out.sent.push_back(w);
+    else
+      write_block(out, w.bytes, w.ends_block);
   }
 }
 
@@ -324,57 +370,62 @@ void Writer::abandon(std::string why) {
   throw ExactExit(kExitRuntime, closing + "buffer (writer): " + why + "; " + reached_text());
 }
 
-Writer::InFlight Writer::in_flight() const {
-  if (primary_failed_) return {};
-  Tape::Unacknowledged sent = output_->unacknowledged();
-  return {sent.bytes, sent.records};
+Tape::Unacknowledged Writer::in_flight() const {
+  // None once -o was dropped (its writes then count for nothing).
+  if (primary().sent.empty()) return {};
+  return primary().tape->unacknowledged();
 }
 
 std::string Writer::reached_text() const {
-  InFlight doubt = in_flight();
-  std::string text = std::to_string(written_) + " bytes reached " + output_->name();
+  const Output& out = primary();
+  Tape::Unacknowledged doubt = in_flight();
+  std::string text = std::to_string(out.written) + " bytes reached " + out.name();
   if (doubt.records > 0)
     text += ", up to " + std::to_string(doubt.bytes) + " more may have (" +
             std::to_string(doubt.records) +
             (doubt.records == 1 ? " record was" : " records were") +
             " in flight, not acknowledged)";
-  if (per_volume_.size() > 1) {
-    for (std::size_t i = 0; i < per_volume_.size(); ++i)
+  if (out.per_volume.size() > 1) {
+    for (std::size_t i = 0; i < out.per_volume.size(); ++i)
       text += (i == 0 ? " (volume " : ", volume ") + std::to_string(i + 1) + ": " +
-              std::to_string(per_volume_[i]);
+              std::to_string(out.per_volume[i]);
     text += ")";
   }
-  return text + tees_.reached_text() + ", " +
-         std::to_string(ring_.stats().bytes_in - written_) + " queued bytes were not written\n";
+  for (const Output& tee : std::span(outputs_).subspan(1))
+    text += ", " + std::to_string(tee.written) + " bytes reached " + tee.name();
+  return text + ", " + std::to_string(ring_.stats().bytes_in - out.written) +
+         " queued bytes were not written\n";
 }
 
-std::string Writer::lost_link_text() const {
-  std::string reason = output_->link_loss().reason;
+std::string Writer::lost_link_text(const Output& out) const {
+  std::string reason = out.tape->link_loss().reason;
   if (reason.empty()) return "";
   // 1.19's line has strerror's words only; this names the host and how its
   // remote shell ended (an rmt killed, an ssh cut).
-  return "buffer (writer): " + output_->name() + ": " + reason + "\n";
+  return "buffer (writer): " + out.name() + ": " + reason + "\n";
 }
 
-std::string Writer::loss_text(const Error& e) {
+std::string Writer::loss_text(Output& out, const Error& e) {
   const auto* lost = dynamic_cast<const LostWrites*>(&e);
   if (lost == nullptr) return "";
   // A lost stream's line already said what the tape holds.
   if (lost->bytes_lost() == 0 && dynamic_cast<const StreamLost*>(&e) != nullptr) return "";
   if (dynamic_cast<const UnwrittenRecords*>(&e) == nullptr) {
-    std::uint64_t bytes = std::min<std::uint64_t>(lost->bytes_lost(), per_volume_.back());
-    written_ -= bytes;
-    per_volume_.back() -= bytes;
-    ring_.set_bytes_out(written_);
+    std::uint64_t bytes = std::min<std::uint64_t>(lost->bytes_lost(), out.per_volume.back());
+    out.written -= bytes;
+    out.per_volume.back() -= bytes;
+    if (is_primary(out)) ring_.set_bytes_out(out.written);
+    // Its digest no longer describes what is there.
+    if (!is_primary(out)) out.digest.reset();
   }
   // A remote output's lost connection may leave writes that were sent but
   // never answered: not known to be lost (they may all be there), so they
   // are said as such; those a read-back did not find are lost among the rest.
   std::string text;
   std::uint64_t not_found = 0;
-  Tape::LinkLoss sent = output_->link_loss();
+  Tape::LinkLoss sent = out.tape->link_loss();
   if (sent.unconfirmed_records > 0) {
-    text = "buffer (writer): " + output_->name() + ": " + std::to_string(sent.unconfirmed_bytes) +
+    text = "buffer (writer): " + out.name() + ": " + std::to_string(sent.unconfirmed_bytes) +
            " more bytes were sent; the server did not confirm them";
     if (sent.bytes_there) {
       not_found = sent.unconfirmed_bytes - *sent.bytes_there;
@@ -386,131 +437,126 @@ std::string Writer::loss_text(const Error& e) {
   }
   const std::uint64_t refused = lost->bytes_lost() - std::min(not_found, lost->bytes_lost());
   if (refused > 0)
-    text += "buffer (writer): " + output_->name() + " lost the last " + std::to_string(refused) +
+    text += "buffer (writer): " + out.name() + " lost the last " + std::to_string(refused) +
             " bytes it had accepted: " + strerror_text(lost->cause()) + "\n";
   return text;
+}
+
+std::string Writer::close(Output& out) {
+  if (!out.open) return "";
+  out.open = false;  // a failed close is not tried again
+  try {
+    out.tape->close();
+    acknowledge(out);
+  } catch (const Error& e) {
+    settle_sent(out, e);
+    if (out.working()) out.failure = strerror_text(e.errnum());
+    return "buffer (writer): close of " + out.name() + " failed: " + strerror_text(e.errnum()) +
+           "\n" + loss_text(out, e);
+  }
+  return "";
 }
 
 std::string Writer::close_after_stop() {
   clear_stop();  // a stop still pending would make the close give up at once
   std::string text;
-  try {
-    // What the drive says about a failed write is worth having; a remote
-    // pipeline that is not settled is left for the close to report.
-    // A hung drive (--timeout) is asked nothing more; a volume already
-    // closed (a stop during a volume change) is not closed again.
-    if (output_open_ && !primary_failed_ && !run_.writer().has(StopReason::stalled) &&
-        in_flight().records == 0)
-      drive_watch_.before_close(*output_);
-    if (output_open_ && !primary_failed_) output_->close();
-    if (output_open_ && !primary_failed_) acknowledge_written();
-  } catch (const Error& e) {
-    settle_sent(e);
-    text = "buffer (writer): close of " + output_->name() + " failed: " +
-           strerror_text(e.errnum()) + "\n" + loss_text(e);
+  // What the drive says about a failed write is worth having; a remote
+  // pipeline that is not settled is left for the close to report. A hung
+  // drive (--timeout) is asked nothing more; a volume already closed (a
+  // stop during a volume change) is not closed again.
+  Output& out = primary();
+  if (out.open && out.working() && !run_.writer().has(StopReason::stalled) && in_flight().records == 0) {
+    try {
+      drive_watch_.before_close(*out.tape);
+    } catch (const Error& e) {
+      text = "buffer (writer): close of " + out.name() + " failed: " + strerror_text(e.errnum()) + "\n";
+      out.open = false;
+    }
   }
-  text += tees_.close_all();
+  for (Output& each : outputs_)
+    if (each.working() || !is_primary(each)) text += close(each);
   ring_.note_consumer_step();
-  ring_.set_bytes_out(written_);
+  ring_.set_bytes_out(out.written);
   return text;
 }
 
 void Writer::read_alerts_before_close() {
-  if (primary_failed_ || !drive_watch_.enabled()) return;
-  if (!output_->settle_before_close()) return;  // close() reports why
-  drive_watch_.before_close(*output_);
+  if (!primary().working() || !drive_watch_.enabled()) return;
+  if (!primary().tape->settle_before_close()) return;  // close() reports why
+  drive_watch_.before_close(*primary().tape);
 }
 
 void Writer::close_output() {
-  if (primary_failed_) return;
+  Output& out = primary();
+  if (!out.working()) return;
   read_alerts_before_close();
   try {
-    output_->close();
+    out.tape->close();
   } catch (const LostWrites& e) {
-    settle_sent(e);
-    if (!unwritten_.empty() && medium_full(e.errnum()) && writes_volumes(options_)) {
+    settle_sent(out, e);
+    if (!out.unwritten.empty() && medium_full(e.errnum()) && writes_volumes(options_)) {
       // Closing settled writes the medium had no room for: they go to the
       // next volume, as a full medium met while writing sends them.
-      if (fresh_volume_)
-        refuse_volume(e, unwritten_.front().bytes.size(), unwritten_.front().bytes.size());
+      if (out.fresh_volume)
+        refuse_volume(e, out.unwritten.front().bytes.size(), out.unwritten.front().bytes.size());
       change_volume();
-      write_unwritten();
+      write_unwritten(out);
       return close_output();
     }
     run_.set_writer_reported();
-    std::string loss = loss_text(e);
-    throw ExactExit(kExitRuntime, "buffer (writer): close of " + output_->name() + " failed: " +
+    std::string loss = loss_text(out, e);
+    throw ExactExit(kExitRuntime, "buffer (writer): close of " + out.name() + " failed: " +
                                       strerror_text(e.errnum()) + "\n" + loss +
                                       "buffer (writer): " + reached_text());
   }
   acknowledge_written();
-  output_open_ = false;
+  out.open = false;
   ring_.note_consumer_step();
-  ring_.set_bytes_out(written_);
+  ring_.set_bytes_out(out.written);
 }
 
-void Writer::report_write_failure(const Error& e, std::size_t to_write, std::size_t done) {
+void Writer::report_write_failure(Output& out, const Error& e, std::size_t to_write, std::size_t done) {
   run_.set_writer_reported();
-  if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
-  std::string loss = stream_lost_text(e) + lost_link_text() + loss_text(e);
-  // What -o took, as 1.19 counted write()'s returns: writes in flight too.
-  char kilobytes[32];
-  std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
-                static_cast<unsigned long long>((written_ + in_flight().bytes) / 1024));
-  // 1.19 printed write()'s return: -1 when none of the block went.
-  std::string written_text = done == 0 ? "-1" : std::to_string(done);
-  std::string text = "buffer (writer): write of data failed: " + output_->name() + ": " +
-                     strerror_text(e.errnum()) + "\nbytes to write=" + std::to_string(to_write) +
-                     ", bytes written=" + written_text + ", total written " + kilobytes + "\n" +
-                     loss;
+  std::string text = "buffer (writer): write of data failed: " + out.name() + ": " +
+                     strerror_text(e.errnum()) + "\n";
+  if (is_primary(out)) {
+    if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
+    // What -o took, as 1.19 counted write()'s returns: writes in flight
+    // too; and write()'s return, -1 when none of the block went.
+    char kilobytes[32];
+    std::snprintf(kilobytes, sizeof kilobytes, "%10lluK",
+                  static_cast<unsigned long long>((out.written + in_flight().bytes) / 1024));
+    text += "bytes to write=" + std::to_string(to_write) +
+            ", bytes written=" + (done == 0 ? std::string("-1") : std::to_string(done)) +
+            ", total written " + kilobytes + "\n";
+  }
+  text += stream_lost_text(e) + lost_link_text(out) + loss_text(out, e);
   // The tape still gets closed as a tape before the count is final.
   text += close_after_stop();
   throw ExactExit(kExitRuntime, text + "buffer (writer): " + reached_text());
 }
 
-void Writer::write_tees(std::span<const std::byte> block) {
-  auto failures = tees_.write(block, [this] { after_interruption(); });
-  for (const auto& failure : failures) {
-    std::string line = "buffer (writer): write of data failed: " + failure.tee->tape->name() +
-                       ": " + failure.error;
-    if (!options_.keep_going) {
-      run_.set_writer_reported();
-      std::string closing = close_after_stop();
-      throw ExactExit(kExitRuntime, line + "\n" + closing + "buffer (writer): " + reached_text());
-    }
-    outputs_failed_ = true;
-    print_stderr(line + "; " + std::to_string(failure.tee->written) +
-                 " bytes reached it; the other outputs go on (--keep-going)\n");
-  }
-  if (primary_failed_ && !tees_.any_working()) no_output_left();
-}
-
-bool Writer::drop_failed_output(const Error& e) {
-  if (!options_.keep_going || !tees_.any_working()) return false;
+bool Writer::drop_output(Output& out, const Error& e) {
+  if (!options_.keep_going) return false;
+  auto other_working = [&] {
+    for (const Output& other : outputs_)
+      if (&other != &out && other.working()) return true;
+    return false;
+  };
+  // -o fails as 1.19's does when nothing else would go on.
+  if (is_primary(out) && !other_working()) return false;
   outputs_failed_ = true;
-  std::string loss = loss_text(e);
-  std::string closing;
-  try {
-    output_->close();
-    acknowledge_written();
-  } catch (const Error& closed) {
-    settle_sent(closed);
-    closing = "buffer (writer): close of " + output_->name() + " failed: " +
-              strerror_text(closed.errnum()) + "\n" + loss_text(closed);
-  }
-  primary_failed_ = true;
-  // What -o never took or never answered goes back to the reader uncounted,
-  // block by block, once the tees have it.
-  std::deque<SentWrite> blocks;
-  for (const SentWrite& w : unwritten_)
-    if (w.ends_block) blocks.push_back({{}, true});
-  for (const SentWrite& w : sent_)
-    if (w.ends_block) blocks.push_back({{}, true});
-  unwritten_.clear();
-  sent_ = std::move(blocks);
-  print_stderr("buffer (writer): write of data failed: " + output_->name() + ": " +
-               strerror_text(e.errnum()) + "; " + std::to_string(written_) +
+  std::string loss = loss_text(out, e);
+  std::string closing = close(out);
+  out.failure = strerror_text(e.errnum());
+  // What it never took or never answered goes back to the reader uncounted,
+  // once the others have it.
+  out.sent.clear();
+  out.unwritten.clear();
+  print_stderr("buffer (writer): write of data failed: " + out.name() + ": " + out.failure + "; " +
+               std::to_string(out.written) +
                " bytes reached it; the other outputs go on (--keep-going)\n" + loss + closing);
+  if (!other_working()) no_output_left();
   return true;
 }
 
@@ -522,27 +568,23 @@ void Writer::no_output_left() {
 }
 
 void Writer::finish_outputs() {
-  std::string failed_closes = tees_.close_all();
+  std::string failed_closes;
+  for (Output& tee : std::span(outputs_).subspan(1)) failed_closes += close(tee);
   if (!failed_closes.empty()) {
     run_.set_writer_reported();
     throw ExactExit(kExitRuntime, failed_closes + "buffer (writer): " + reached_text());
   }
   std::string mismatches;
-  if (options_.verify) {
-    mismatches = verify_primary();
-    if (!tees_.empty())
-      mismatches += read_back("the --tee outputs", [&] {
-        return tees_.verify_all(options_.block_size, open_options(options_));
-      });
-  }
+  if (options_.verify) mismatches = verify_primary() + verify_tees();
   // Under --json the digests are objects of their own, never a text line
   // a crafted output name could forge.
   bool json = options_.json;
   std::string digests;
-  if (digest_ && !primary_failed_)
-    digests = json ? settled_digest().summary_json(output_->name())
-                   : settled_digest().summary(output_->name());
-  digests += tees_.digest_summary(json);
+  for (Output& out : outputs_) {
+    if (!out.working() || !out.digest) continue;
+    OutputDigest& digest = settled_digest(out);
+    digests += json ? digest.summary_json(out.name()) : digest.summary(out.name());
+  }
   std::string verdict = mismatches;
   if (options_.verify && mismatches.empty())
     verdict = "buffer (writer): every output read back matches\n";
@@ -550,9 +592,10 @@ void Writer::finish_outputs() {
     print_stderr_as_is(digests + json_message_lines(verdict));
   else
     print_stderr(digests + verdict);
-  if (digest_channel_ != nullptr && options_.hash)
-    digest_channel_->send(digest_message(*options_.hash, primary_failed_ ? nullptr : &settled_digest(),
-                                         tees_));
+  if (digest_channel_ != nullptr && options_.hash) {
+    if (primary().working() && primary().digest) settled_digest(primary());
+    digest_channel_->send(digest_message(*options_.hash, outputs_));
+  }
   if (!mismatches.empty() || outputs_failed_) {
     run_.set_writer_reported();
     throw ExactExit(kExitRuntime, "");
@@ -583,12 +626,16 @@ int writer_process(Ring& ring, RunState& run, const Options& options, Clock::tim
       // The writer alone opens and owns the output, so no other process can
       // close it (a .tap would get a filemark, a remote tape a close request).
       // Failures here are still set-up failures: status 255, as in 1.19.
-      std::unique_ptr<Tape> output = open_output(options);
+      std::vector<Output> outputs;
+      outputs.reserve(1 + options.tees.size());
+      outputs.emplace_back(open_output(options), options.hash, writes_volumes(options));
       // Every output is open before the reader takes any input.
-      TeeOutputs tees(options.tees, options.hash,
-                      [&](const std::string& name) { return open_output(options, name); });
+      for (const std::string& name : options.tees) {
+        outputs.emplace_back(open_output(options, name), options.hash, false);
+        outputs.back().start = volume_start(*outputs.back().tape);
+      }
       run.set_writer_ready();
-      Writer writer(ring, run, std::move(output), tees, options, start, reader, digest_channel);
+      Writer writer(ring, run, std::move(outputs), options, start, reader, digest_channel);
       return writer.run();
     });
   });

@@ -36,11 +36,11 @@ namespace tk::buffer {
 int writer_process(Ring& ring, RunState& run, const Options& options, Clock::time_point start, pid_t reader,
                    DigestChannel* digest_channel);
 
-// The writer process's state: the output and tees, what reached them
-// (per volume), the digests and the legacy -S/-t report.
+// The writer process's state: its outputs (-o first, then the tees), the
+// blocks they hold, the digest thread and the legacy -S/-t report.
 class Writer {
  public:
-  Writer(Ring& ring, RunState& run, std::unique_ptr<Tape> output, TeeOutputs& tees, const Options& options,
+  Writer(Ring& ring, RunState& run, std::vector<Output> outputs, const Options& options,
          Clock::time_point start, pid_t reader, DigestChannel* digest_channel);
 
   int run();
@@ -57,10 +57,15 @@ class Writer {
   // Why the queue is being abandoned, in the words of the stop itself.
   std::string abandon_reason() const;
 
+  Output& primary() noexcept { return outputs_.front(); }
+  const Output& primary() const noexcept { return outputs_.front(); }
+  bool is_primary(const Output& out) const noexcept { return &out == &outputs_.front(); }
+
   void write_next_block();
 
-  // Takes the oldest block from the ring and writes it to -o and the tees.
-  // The block stays in the ring until -o acknowledged it.
+  // Takes the oldest block from the ring and writes it to each output in
+  // turn, -o first. The block stays in the ring until every output has
+  // acknowledged it.
   void write_oldest_block();
 
   // -u: 1.19's usleep after every block. Slept in slices, since a signal
@@ -69,35 +74,50 @@ class Writer {
   // instead of after a pause that may be long.
   void pause_after_block();
 
-  // Bytes that reached the output, on the current volume: counted and
-  // hashed here, once acknowledged, so the reader never waits for a digest.
-  void count_written(std::span<const std::byte> reached);
-
-  // One block, or what is left of one, to the output. A full medium with
-  // --next-volume changes volumes and goes on with what did not fit;
+  // One block, or what is left of one, to an output. A full medium on -o
+  // with --next-volume changes volumes and goes on with what did not fit;
   // nothing is dropped. A tape takes a block whole or not at all; a stream
-  // may take part of it. Each write stays in sent_ until acknowledged.
-  void write_block(std::span<const std::byte> bytes, bool ends_block = true);
+  // may take part of it. Each write stays in out.sent until acknowledged.
+  // A failure goes to `failed`, which returns whether to go on writing.
+  using OnFailure = std::function<bool(const Error& e, std::size_t done)>;
+  void write_block(Output& out, std::span<const std::byte> bytes, bool ends_block,
+                   const OnFailure& failed);
+  void write_block(Output& out, std::span<const std::byte> bytes, bool ends_block = true);
 
-  // What -o acknowledged leaves sent_: counted, and its blocks released.
+  // Bytes that reached an output: counted and hashed here, once
+  // acknowledged, so the reader never waits for a digest.
+  void count_written(Output& out, std::span<const std::byte> reached);
+
+  // What the outputs acknowledged leaves their `sent`, counted; a block
+  // every output has acknowledged goes back to the reader.
   void acknowledge_written();
-  void acknowledge_oldest();
+  void acknowledge(Output& out);
+  void acknowledge_oldest(Output& out);
+  void release_block();
 
-  // Before waiting for `wanted` blocks: waits for -o to acknowledge writes
-  // until the reader has room to fill that many (the blocks sent_ holds
-  // are out of its reach).
+  // Before waiting for `wanted` blocks: waits for the outputs holding the
+  // oldest block to acknowledge writes until the reader has room to fill
+  // that many (the blocks held are out of its reach).
   void make_room_for(std::size_t wanted);
 
-  // After -o failed with `e`: the writes it acknowledged counted, those it
-  // lost (UnwrittenRecords) moved to unwritten_. On a full medium with
-  // --next-volume, the volume is changed and they are written there: true.
-  // With --keep-going and a tee still working, -o is dropped: false.
-  // Otherwise the run ends. `block_size` and `done`: the block being
-  // written, for 1.19's lines.
-  bool recover_output(const Error& e, std::size_t block_size, std::size_t done);
-  void settle_sent(const Error& e);
-  void write_unwritten();
-  void release_block();
+  // After an output failed with `e`: the writes it acknowledged counted,
+  // those it lost (UnwrittenRecords) moved to out.unwritten.
+  void settle_sent(Output& out, const Error& e);
+
+  // -o failed: on a full medium with --next-volume the volume is changed
+  // and what it lost is written there (true); with --keep-going and a tee
+  // still working it is dropped (false); otherwise the run ends.
+  // `block_size` and `done`: the block being written, for 1.19's lines.
+  bool primary_failed(const Error& e, std::size_t block_size, std::size_t done);
+  void write_unwritten(Output& out);
+
+  // With --keep-going an output that failed is dropped (true): closed, said,
+  // and the other outputs go on; -o only while a tee still works.
+  bool drop_output(Output& out, const Error& e);
+
+  // The run ends on an output's failure: 1.19's lines for -o.
+  [[noreturn]] void report_write_failure(Output& out, const Error& e, std::size_t to_write,
+                                         std::size_t done);
 
   void after_interruption();
 
@@ -107,47 +127,45 @@ class Writer {
 
   void check_reader_alive();
 
-  // Takes no more blocks, closes the output as at a normal end (a tape gets
+  // Takes no more blocks, closes the outputs as at a normal end (a tape gets
   // its filemark, a tape image writes out the records it still holds) and
-  // says what reached it. Never a kill: a killed writer would lose what the
-  // output buffers and leave a tape image ending in a cut record.
+  // says what reached them. Never a kill: a killed writer would lose what
+  // an output buffers and leave a tape image ending in a cut record.
   [[noreturn]] void abandon(std::string why);
 
-  // Writes to -o that it has not acknowledged (a pipelined remote tape's):
-  // not counted in written_, not known to have reached it. Zero for any
-  // other output, and once the output settled.
-  struct InFlight {
-    std::uint64_t bytes = 0;
-    std::size_t records = 0;
-  };
-  InFlight in_flight() const;
+  // Writes -o has not acknowledged (a pipelined remote tape's): not counted
+  // in its written, not known to have reached it. Zero for any other
+  // output, and once the output settled.
+  Tape::Unacknowledged in_flight() const;
 
-  // "N bytes reached OUTPUT (volume 1: A, volume 2: B), M queued bytes were
-  // not written"; with writes in flight, "up to W more may have (R records
-  // in flight)" after N.
+  // "N bytes reached OUTPUT (volume 1: A, volume 2: B), M bytes reached
+  // TEE, Q queued bytes were not written"; with writes in flight, "up to W
+  // more may have (R records in flight)" after N.
   std::string reached_text() const;
 
-  // What -o lost that it had taken (LostWrites): a tape image's buffered
-  // records, which had been counted, come off written_; writes it never
-  // acknowledged (UnwrittenRecords) were never counted. The returned lines
-  // (empty for any other failure) say what was lost.
-  std::string loss_text(const Error& e);
+  // What an output lost that it had taken (LostWrites): a tape image's
+  // buffered records, which had been counted, come off its count; writes it
+  // never acknowledged (UnwrittenRecords) were never counted. The returned
+  // lines (empty for any other failure) say what was lost.
+  std::string loss_text(Output& out, const Error& e);
   // The line naming a remote output's lost connection ("" otherwise).
-  std::string lost_link_text() const;
+  std::string lost_link_text(const Output& out) const;
 
-  // Closes the output after a stop or a failure; returns what went wrong
-  // (empty when nothing did) with any loss already taken off the counts.
+  // Closes an output (its current volume); returns what went wrong (empty
+  // when nothing did), having taken any loss off its counts.
+  std::string close(Output& out);
+
+  // Closes every output after a stop or a failure; returns what went wrong.
   std::string close_after_stop();
 
-  // The output may still be writing buffered records when it closes (a tape
-  // image); records it loses there did not reach it.
+  // Closes -o's volume at its end or before the next: records the medium
+  // turns out not to have taken go to the next volume with --next-volume;
+  // any other loss ends the run.
   void close_output();
 
   // The TapeAlert flags the drive raised, read before it closes: with no
   // write in flight, so a failed write still reaches close().
   void read_alerts_before_close();
-
-  [[noreturn]] void report_write_failure(const Error& e, std::size_t to_write, std::size_t done);
 
   // The volume just loaded took none of what was left of the block.
   [[noreturn]] void refuse_volume(const Error& e, std::size_t block_size, std::size_t left);
@@ -159,21 +177,13 @@ class Writer {
   // tape where it is costs a round trip a status field, so only then.
   void note_volume_start();
 
-  // --tee, --keep-going, --hash, --verify.
-
-  // Each block goes to the tees after -o. A failing tee stops the run
-  // (closing every output, as any stop) unless --keep-going drops it.
-  void write_tees(std::span<const std::byte> block);
-
-  // With --keep-going and a tee still working, a failed -o is dropped
-  // instead of ending the run. True when it was.
-  bool drop_failed_output(const Error& e);
-
   [[noreturn]] void no_output_left();
 
   // -o's current volume read back and compared (--verify): "" when it
   // matches, else what differs.
   std::string verify_primary();
+  // Each tee still working, read back (--verify).
+  std::string verify_tees();
 
   // Runs one read-back, which a stop signal ends (or skips, when it came
   // before): a read-back may wait on the output for ever (a drive, a host
@@ -185,43 +195,26 @@ class Writer {
   // dropped on the way.
   void finish_outputs();
 
-  // The digest of what reached -o, once everything written is in it.
-  OutputDigest& settled_digest();
+  // The digest of what reached an output, once everything written is in it.
+  OutputDigest& settled_digest(Output& out);
 
   Ring& ring_;
   RunState& run_;
-  std::unique_ptr<Tape> output_;
-  TeeOutputs& tees_;
-  DigestChannel* digest_channel_;       // to the reader's summary (--hash); null without
-  std::optional<OutputDigest> digest_;  // --hash, of what reached -o
-  // Feeds a slow digest_ in a thread of its own, behind the writes (a fast
-  // one is fed inline); digest_ is read only through settled_digest().
+  std::vector<Output> outputs_;  // -o, then each --tee
+  DigestChannel* digest_channel_;  // to the reader's summary (--hash); null without
+  // Feeds -o's slow digest in a thread of its own, behind the writes (a
+  // fast one is fed inline); read only through settled_digest().
   std::optional<RingFollower> hasher_;
-  std::int64_t volume_start_ = -1;      // where -o's current volume starts (--verify)
-  bool primary_failed_ = false;         // -o failed and was dropped (--keep-going)
-  bool outputs_failed_ = false;         // an output was dropped: the run fails at its end
+  bool outputs_failed_ = false;  // an output was dropped: the run fails at its end
   const Options& options_;
   LegacyReport legacy_;
   pid_t reader_;
-  // Writes -o took but has not acknowledged, oldest first, each with
-  // whether it ends its block: the block goes back to the reader once every
-  // write of it is acknowledged. held_blocks_ counts those blocks.
-  struct SentWrite {
-    std::span<const std::byte> bytes;
-    bool ends_block = true;
-  };
-  std::deque<SentWrite> sent_;
-  std::size_t held_blocks_ = 0;
-  // Writes -o lost (UnwrittenRecords), to be written again on the next volume.
-  std::vector<SentWrite> unwritten_;
-  std::uint64_t written_ = 0;            // bytes that reached the output, all volumes
-  std::vector<std::uint64_t> per_volume_{0};  // of which on each volume
-  bool fresh_volume_ = false;            // a volume just loaded has taken nothing yet
-  bool output_open_ = true;              // false from a volume's close to the next's open
+  std::uint64_t blocks_taken_ = 0;     // from the ring
+  std::uint64_t blocks_released_ = 0;  // back to the reader
   std::uint64_t next_gib_ = kGiB;
   RateLimit output_limit_;
   std::string hung_output_;  // the output a watched write goes to, for --timeout's message
-  DriveWatch drive_watch_;   // the output drive's capacity and TapeAlert flags, for the reports
+  DriveWatch drive_watch_;   // -o's drive's capacity and TapeAlert flags, for the reports
   Watchdog watchdog_;
 };
 

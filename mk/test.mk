@@ -27,7 +27,8 @@ UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
 endif
 $(UNIT_OBJS): ALL_CXXFLAGS += -Og -g1
 # A program's own units the unit tests reach, one object each.
-UNIT_TOOL_OBJS := $(BUILD)/obj/tools/buffer/drive_watch.o $(BUILD)/obj/tools/buffer/run_state.o
+UNIT_TOOL_OBJS := $(BUILD)/obj/tools/buffer/drive_watch.o $(BUILD)/obj/tools/buffer/run_state.o \
+  $(BUILD)/obj/tools/buffer/signals.o
 $(UNIT_BIN): $(UNIT_OBJS) $(UNIT_TOOL_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_CXXFLAGS) -o $@ $(filter %.o %.a,$^) -lgtest -lgtest_main $(DIGEST_LIBS) $(LDLIBS)

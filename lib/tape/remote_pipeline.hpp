@@ -62,6 +62,10 @@ class RemotePipeline {
   // taken, and records read ahead that the caller did not take are given
   // back (the tape spaces back over them).
   void settle(const std::string& action);
+  // The replies to the oldest writes in flight, until `leave` are left.
+  void settle_writes(std::size_t leave) {
+    while (writes_in_flight_.size() > leave) take_write_reply();
+  }
   // Pipelined writes sent whose reply has not come.
   std::size_t writes_in_flight() const noexcept { return writes_in_flight_.size(); }
   std::uint64_t bytes_in_flight() const noexcept { return write_bytes_in_flight_; }

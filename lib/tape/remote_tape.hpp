@@ -54,8 +54,8 @@ class RemoteTape final : public Tape, private RemoteLink::Owner {
     return {pipeline_.bytes_in_flight(), pipeline_.writes_in_flight()};
   }
   bool settle_before_close() noexcept override;
-  void settle_writes() override {
-    if (open_ && !link_.broken() && pipeline_.writes_in_flight() > 0) pipeline_.settle("write");
+  void settle_writes(std::size_t leave = 0) override {
+    if (open_ && !link_.broken()) pipeline_.settle_writes(leave);
   }
   LinkLoss link_loss() const override {
     const RemotePipeline::Unconfirmed& u = pipeline_.unconfirmed();

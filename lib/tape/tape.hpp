@@ -171,11 +171,11 @@ class Tape {
     std::size_t records = 0;
   };
   virtual Unacknowledged unacknowledged() const noexcept { return {}; }
-  // Waits for the answers to every write not acknowledged yet; a failure
-  // among them throws here as it would have at a later write
+  // Waits for answers until at most `leave` writes are unacknowledged; a
+  // failure among them throws here as it would have at a later write
   // (UnwrittenRecords). For a caller that keeps what it wrote until it is
-  // acknowledged and is about to wait for room to write more.
-  virtual void settle_writes() {}
+  // acknowledged and needs some of that room back before it can go on.
+  virtual void settle_writes(std::size_t leave = 0) { (void)leave; }
   // Waits for the answers to every write, as close() would first, so that
   // the caller may ask one more thing (buffer: the TapeAlert flags) before
   // the close. A failure is kept for close() to throw after the filemark,

@@ -1,14 +1,98 @@
 // buffer's RunState: what buffer --record reads of the writer through the
 // shared mapping: its long writes, counted and kept in a log of the last
-// kLongWriteLog.
+// kLongWriteLog; and each process's own phase, signals and stop reasons,
+// kept apart and seen by the other process.
 #include "../../tools/buffer/run_state.hpp"
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
+
+using tk::buffer::Phase;
+using tk::buffer::StopReason;
+
+// Runs `child` in a forked process, as buffer's writer runs after the fork.
+template <typename F>
+void in_child(F child) {
+  pid_t pid = ::fork();
+  ASSERT_NE(pid, -1);
+  if (pid == 0) {
+    child();
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(RunState, EachProcessStartsInItsOwnPhaseWithNoStop) {
+  tk::buffer::RunState run;
+  EXPECT_EQ(run.reader().phase(), Phase::copying);
+  EXPECT_EQ(run.writer().phase(), Phase::opening_output);
+  EXPECT_FALSE(run.writer_ready());
+  EXPECT_TRUE(run.drain_on_signal());
+  for (const tk::buffer::ProcessState* side : {&run.reader(), &run.writer()}) {
+    EXPECT_EQ(side->signals(), 0);
+    EXPECT_EQ(side->stop_signal(), 0);
+    EXPECT_FALSE(side->has(StopReason::peer_gone));
+  }
+}
+
+TEST(RunState, SignalsTheWriterTakesReachTheReaderButAreNotItsOwn) {
+  tk::buffer::RunState run;
+  in_child([&] {
+    run.writer().take_signal(SIGINT);
+    run.writer().take_signal(SIGTERM);
+  });
+  EXPECT_EQ(run.writer().signals(), 2);
+  EXPECT_EQ(run.writer().stop_signal(), SIGTERM);  // the latest
+  EXPECT_EQ(run.reader().signals(), 0);
+  EXPECT_EQ(run.reader().stop_signal(), 0);
+}
+
+TEST(RunState, ASignalLearnedFromThePeerIsTheStopsButNotCountedAsTaken) {
+  tk::buffer::RunState run;
+  run.reader().learn_signal(SIGHUP);
+  EXPECT_EQ(run.reader().stop_signal(), SIGHUP);
+  EXPECT_EQ(run.reader().signals(), 0);
+}
+
+TEST(RunState, StopReasonsAddUpAndStayWithTheirProcess) {
+  tk::buffer::RunState run;
+  run.writer().add(StopReason::abandon_queue);
+  run.writer().add(StopReason::stalled);
+  EXPECT_TRUE(run.writer().has(StopReason::abandon_queue));
+  EXPECT_TRUE(run.writer().has(StopReason::stalled));
+  EXPECT_FALSE(run.writer().has(StopReason::peer_gone));
+  EXPECT_FALSE(run.writer().has(StopReason::end_read_back));
+  EXPECT_FALSE(run.reader().has(StopReason::abandon_queue));
+  EXPECT_FALSE(run.reader().has(StopReason::stalled));
+}
+
+TEST(RunState, TheWriterIsReadyFromItsFirstCopyThroughItsReadBacks) {
+  tk::buffer::RunState run;
+  in_child([&] { run.set_writer_ready(); });
+  EXPECT_TRUE(run.writer_ready());
+  EXPECT_EQ(run.writer().phase(), Phase::copying);
+  run.writer().set_phase(Phase::reading_back);
+  EXPECT_TRUE(run.writer_ready());
+  EXPECT_EQ(run.reader().phase(), Phase::copying);
+}
+
+TEST(RunState, TheWriterSeesTheDrainChoiceAndTheReaderItsPid) {
+  tk::buffer::RunState run;
+  run.set_drain_on_signal(false);
+  in_child([&] {
+    if (run.drain_on_signal()) ::_exit(1);
+  });
+  in_child([&] { run.set_writer_pid(::getpid()); });
+  EXPECT_NE(run.writer_pid(), 0);
+  EXPECT_NE(run.writer_pid(), ::getpid());
+}
 
 TEST(RunState, LongWritesOfTheWriterProcessReachTheReaderProcess) {
   tk::buffer::RunState run;

@@ -151,18 +151,19 @@ std::string advice_json(const Advice& a) {
   static const char* const verdicts[] = {"no_data", "no_waits", "bigger_ring", "input_too_slow"};
   std::string text = a.text;
   if (!text.empty() && text.back() == '\n') text.pop_back();
-  std::string json = "{\"event\":\"advice\",\"verdict\":\"" +
-                     std::string(verdicts[static_cast<int>(a.verdict)]) + "\"" +
-                     ",\"ring_bytes\":" + std::to_string(a.ring_bytes) +
-                     ",\"waits\":" + std::to_string(a.waits) +
-                     ",\"wait_s\":" + json_number(a.wait_s, 3);
+  JsonObject json;
+  json.string("event", "advice")
+      .string("verdict", verdicts[static_cast<int>(a.verdict)])
+      .integer("ring_bytes", a.ring_bytes)
+      .integer("waits", a.waits)
+      .fixed("wait_s", a.wait_s, 3);
   if (a.verdict == Advice::Verdict::bigger_ring)
-    json += ",\"advised_ring_bytes\":" + std::to_string(a.advised_ring_bytes) +
-            ",\"advised_m\":" + json_string(a.advised_m);
-  json += ",\"in_rate\":" + json_number(a.in_rate, 0) + ",\"out_rate\":" + json_number(a.out_rate, 0) +
-          ",\"idle_share\":" + json_number(a.idle_share, 4) + ",\"text\":" + json_string(text) +
-          "}\n";
-  return json;
+    json.integer("advised_ring_bytes", a.advised_ring_bytes).string("advised_m", a.advised_m);
+  json.fixed("in_rate", a.in_rate, 0)
+      .fixed("out_rate", a.out_rate, 0)
+      .fixed("idle_share", a.idle_share, 4)
+      .string("text", text);
+  return json.line();
 }
 
 }  // namespace tk::buffer

@@ -116,7 +116,9 @@ int run_options(const Options& options) {
                                     strerror_text(e.errnum()) + "\n");
   }
 
-  g_drain = options.drain_on_signal ? 1 : 0;
+  run_state->set_drain_on_signal(options.drain_on_signal);
+  // Before any handler: both processes' handlers note into the run state.
+  note_signals_in(*run_state);
   ::signal(SIGPIPE, SIG_IGN);
   install_handler(SIGCHLD, on_child_exit);
   install_handler(SIGUSR2, on_stop_input);
@@ -150,7 +152,7 @@ int run_options(const Options& options) {
                            digest_channel ? &*digest_channel : nullptr));
   }
   if (digest_channel) digest_channel->keep_read_end();
-  g_writer_pid = pid;
+  run_state->set_writer_pid(pid);
   ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   Child writer(pid);
   // Only here, after the fork: a thread would not survive it.

@@ -54,21 +54,21 @@ std::string OutputDigest::summary(const std::string& name) const {
 }
 
 std::string OutputDigest::summary_json(const std::string& name) const {
-  std::string head = "{\"event\":\"digest\",\"output\":" + json_string(name) +
-                     ",\"algorithm\":" + json_string(digest_name(kind()));
-  auto line = [&](std::string volume, const std::string& hex, std::uint64_t bytes) {
-    return head + volume + ",\"digest\":" + json_string(hex) +
-           ",\"bytes\":" + std::to_string(bytes) + "}\n";
+  auto line = [&](std::optional<std::size_t> volume, const std::string& hex, std::uint64_t bytes) {
+    JsonObject json;
+    json.string("event", "digest").string("output", name).string("algorithm", digest_name(kind()));
+    if (volume) json.integer("volume", *volume);
+    return json.string("digest", hex).integer("bytes", bytes).line();
   };
   std::string json;
   if (!ended_.empty()) {
     for (std::size_t i = 0; i <= ended_.size(); ++i) {
       bool current = i == ended_.size();
-      json += line(",\"volume\":" + std::to_string(i + 1), current ? volume_hex() : ended_[i].first,
+      json += line(i + 1, current ? volume_hex() : ended_[i].first,
                    current ? volume_bytes_ : ended_[i].second);
     }
   }
-  return json + line("", total_.hex(), total_bytes_);
+  return json + line(std::nullopt, total_.hex(), total_bytes_);
 }
 
 std::int64_t volume_start(Tape& tape) {

@@ -53,11 +53,12 @@ class Reader {
         input_ended_(input_ended),
         opened_(opened),
         input_limit_(options.input_rate),
-        watchdog_(std::chrono::seconds(options.timeout_seconds), [main = ::pthread_self()] {
-          // The input's stop request interrupts the read; the flag says why.
-          // A remote input's reply due is not coming: the stop does not
-          // wait for it.
-          g_input_stalled = true;
+        watchdog_(std::chrono::seconds(options.timeout_seconds),
+                  [main = ::pthread_self(), &own = run.reader()] {
+          // The input's stop request interrupts the read; the reason says
+          // why. A remote input's reply due is not coming: the stop does
+          // not wait for it.
+          own.add(StopReason::stalled);
           request_stop_at_once();
           ::pthread_kill(main, SIGUSR2);
         }) {
@@ -67,10 +68,15 @@ class Reader {
   int run();
 
  private:
+  // The reader's own state: its signals, phase and stop reasons.
+  ProcessState& own() const { return run_.reader(); }
+  // A stop signal came: the reader's own, or the writer's (SIGUSR2).
+  bool stop_asked() const { return own().signals() > 0 || own().has(StopReason::stop_reading); }
+
   // Nothing is read before the output is open, so a failed open loses no input.
   bool wait_for_writer_ready();
 
-  static void say_stopped_while_opening(const std::string& name);
+  void say_stopped_while_opening(const std::string& name) const;
 
   // With -o before -i, as 1.19 opened them in that order: the output is
   // open. An input that cannot be opened ends the run with 1.19's message
@@ -196,33 +202,34 @@ int Reader::run() {
     }
   }
   watchdog_.stop();
-  if (g_input_stalled)
+  if (own().has(StopReason::stalled))
     print_stderr("buffer (reader): the input hung: no data came from " + input_->name() +
                  " in " + seconds_text(std::chrono::seconds(options_.timeout_seconds)) +
                  " (--timeout); " +
-                 (g_drain ? "what was read is written out\n" : "the queue is abandoned\n"));
+                 (run_.drain_on_signal() ? "what was read is written out\n"
+                                         : "the queue is abandoned\n"));
   input_ended_ = Clock::now();
-  if (g_peer_gone) return writer_gone();
-  bool stopped = g_signals || g_stop_input;
+  if (own().has(StopReason::peer_gone)) return writer_gone();
+  bool stopped = stop_asked();
   // A stop from the --timeout watchdog has said why above; the words for a
   // stop signal are for signals.
-  bool signalled = stopped && !g_input_stalled;
-  const int signals_announced = signalled ? static_cast<int>(g_signals) : 0;
-  if (stopped && !g_drain) {
+  bool signalled = stopped && !own().has(StopReason::stalled);
+  const int signals_announced = signalled ? own().signals() : 0;
+  if (stopped && !run_.drain_on_signal()) {
     if (signalled)
-      print_stderr(stop_words(Stop::no_drain, queued_text()));
+      print_stderr(stop_words(Stop::no_drain, own().stop_signal(), queued_text()));
     abandon_queue();
     return finish_writer(kExitRuntime, std::max(signals_announced, 1), /*abandoned=*/true);
   }
   if (signalled) {
-    print_stderr(stop_words(Stop::draining, queued_text()));
+    print_stderr(stop_words(Stop::draining, own().stop_signal(), queued_text()));
     stop_read_back();
   }
   ring_.finish_input(read_error.empty() && !stopped);
   if (options_.debug) print_stderr("R: Exiting reader\n");
   int status = finish_writer(stopped ? kExitRuntime : kExitOk, signals_announced);
   if ((signalled || late_stop_announced_) && writer_drained_)
-    print_stderr(stop_words(Stop::written_out, "",
+    print_stderr(stop_words(Stop::written_out, own().stop_signal(), "",
                             std::to_string(ring_.stats().bytes_out) + " bytes reached " +
                                 output_name()));
   if (!read_error.empty()) {
@@ -234,8 +241,8 @@ int Reader::run() {
 
 bool Reader::wait_for_writer_ready() {
   while (!run_.writer_ready()) {
-    if (g_peer_gone) return false;
-    if (g_signals || g_stop_input) {
+    if (own().has(StopReason::peer_gone)) return false;
+    if (stop_asked()) {
       // The writer may be blocked opening the output; it gives up on SIGTERM.
       ::kill(writer_.pid(), SIGTERM);
       say_stopped_while_opening(output_name());
@@ -246,8 +253,8 @@ bool Reader::wait_for_writer_ready() {
   return true;
 }
 
-void Reader::say_stopped_while_opening(const std::string& name) {
-  print_stderr("buffer: stopped by " + stop_signal_name() + " while " + name +
+void Reader::say_stopped_while_opening(const std::string& name) const {
+  print_stderr("buffer: stopped by " + signal_name(own().stop_signal()) + " while " + name +
                " was still being opened; nothing was read\n");
 }
 
@@ -255,10 +262,10 @@ std::optional<int> Reader::open_input_after_output() {
   try {
     input_ = open_input(options_);
   } catch (const Interrupted&) {
-    if (g_peer_gone) return writer_gone();
+    if (own().has(StopReason::peer_gone)) return writer_gone();
     say_stopped_while_opening(options_.input);
     ring_.finish_input(false);
-    return finish_writer(kExitRuntime, static_cast<int>(g_signals));
+    return finish_writer(kExitRuntime, own().signals());
   } catch (...) {
     ring_.finish_input(false);
     finish_writer(kExitSetup, 0);
@@ -270,16 +277,16 @@ std::optional<int> Reader::open_input_after_output() {
 }
 
 int Reader::writer_setup_failed() {
-  g_final_wait = 1;
+  own().set_phase(Phase::waiting_for_writer);
   clear_stop();
   int status = writer_.wait();
-  if (g_signals || g_stop_input) return kExitRuntime;
+  if (stop_asked()) return kExitRuntime;
   return WIFEXITED(status) ? WEXITSTATUS(status) : kExitRuntime;
 }
 
 bool Reader::wait_for_free_block() {
   for (;;) {
-    if (g_peer_gone || g_signals || g_stop_input) return false;
+    if (own().has(StopReason::peer_gone) || stop_asked()) return false;
     Ring::Wait waited = ring_.wait_free(kPollInterval);
     if (waited == Ring::Wait::ready) return true;
     if (waited == Ring::Wait::finished) return false;
@@ -350,7 +357,8 @@ std::size_t Reader::read_input(std::span<std::byte> buffer) {
 bool Reader::pay_for_last_read() {
   std::uint64_t bytes = unpaid_;
   unpaid_ = 0;
-  return input_limit_.pace(bytes, [] { return g_signals || g_stop_input || g_peer_gone; });
+  return input_limit_.pace(bytes,
+                           [this] { return stop_asked() || own().has(StopReason::peer_gone); });
 }
 
 void Reader::size_bounce() {
@@ -390,7 +398,7 @@ void Reader::publish(std::span<std::byte> block, std::size_t got) {
 }
 
 int Reader::writer_gone() {
-  g_final_wait = 1;
+  own().set_phase(Phase::waiting_for_writer);
   clear_stop();
   int status = writer_.wait();
   if (!run_.writer_reported())
@@ -402,7 +410,7 @@ int Reader::writer_gone() {
 void Reader::stop_read_back() {
   if (!options_.verify) return;
   union sigval which {};
-  which.sival_int = g_stop_signal;
+  which.sival_int = own().stop_signal();
   ::sigqueue(writer_.pid(), SIGUSR1, which);
 }
 
@@ -412,28 +420,29 @@ void Reader::abandon_queue() {
 }
 
 int Reader::finish_writer(int status, int signals_announced, bool abandoned) {
-  g_final_wait = 1;
+  own().set_phase(Phase::waiting_for_writer);
   int signals_seen = signals_announced;
   bool abandoning = abandoned;
   bool killed = false;
   std::uint64_t steps = 0;
   auto take_new_signals = [&](bool writer_done) {
-    if (g_signals <= signals_seen) return;
-    if (signals_seen == 0 && g_signals == 1) {
-      if (g_drain || writer_done) {
-        print_stderr(stop_words(Stop::draining_at_end, queued_text()));
+    const int signals = own().signals();
+    if (signals <= signals_seen) return;
+    if (signals_seen == 0 && signals == 1) {
+      if (run_.drain_on_signal() || writer_done) {
+        print_stderr(stop_words(Stop::draining_at_end, own().stop_signal(), queued_text()));
         late_stop_announced_ = true;
         stop_read_back();
       } else {
         abandoning = true;
-        print_stderr(stop_words(Stop::no_drain, queued_text()));
+        print_stderr(stop_words(Stop::no_drain, own().stop_signal(), queued_text()));
         abandon_queue();
       }
     } else if (writer_done) {
       // Nothing is left to abandon or to kill.
     } else if (!abandoning) {
       abandoning = true;
-      print_stderr(stop_words(Stop::second_signal, queued_text()));
+      print_stderr(stop_words(Stop::second_signal, own().stop_signal(), queued_text()));
       abandon_queue();
     } else if (ring_.consumer_steps() == steps) {
       run_.set_writer_reported();
@@ -443,7 +452,7 @@ int Reader::finish_writer(int status, int signals_announced, bool abandoned) {
       ::kill(writer_.pid(), SIGUSR1);
     }
     steps = ring_.consumer_steps();
-    signals_seen = g_signals;
+    signals_seen = own().signals();
     status = kExitRuntime;
   };
   for (;;) {

@@ -3,14 +3,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
-#include <map>
 #include <unistd.h>
 
 #include "../../lib/error.hpp"
+#include "../../lib/json.hpp"
 #include "buffer.hpp"
 #include "ends.hpp"
 #include "signals.hpp"
@@ -22,10 +24,6 @@ namespace {
 // Unwritten lines kept while the record's file does not take them (a pipe
 // whose reader is slow): past this, the file is dropped.
 constexpr std::size_t kMaxPendingRecord = std::size_t{8} << 20;
-
-std::string json_field(const char* key, const std::string& value_text) {
-  return std::string(",\"") + key + "\":" + value_text;
-}
 
 // --record-tick and --long-write: "100ms", "0.5s" or "2" (seconds, as --interval).
 std::chrono::milliseconds time_arg(const std::string& text, const char* option,
@@ -55,122 +53,22 @@ std::chrono::milliseconds time_arg(const std::string& text, const char* option,
   return std::chrono::milliseconds(ms);
 }
 
-// A flat JSON object, as the record's lines are: string, number and
-// boolean values only. Values are kept as their text (strings unescaped).
-struct FlatObject {
-  std::map<std::string, std::string> strings;
-  std::map<std::string, double> numbers;
-};
-
-class LineParser {
- public:
-  LineParser(const std::string& line) : s_(line) {}
-
-  // Empty `error` when the line is one object.
-  FlatObject parse(std::string& error) {
-    FlatObject o;
-    try {
-      skip();
-      expect('{');
-      skip();
-      if (peek() == '}') {
-        ++at_;
-      } else {
-        for (;;) {
-          skip();
-          std::string key = string();
-          skip();
-          expect(':');
-          skip();
-          if (peek() == '"') {
-            o.strings[key] = string();
-          } else if (s_.compare(at_, 4, "true") == 0) {
-            at_ += 4;
-            o.numbers[key] = 1;
-          } else if (s_.compare(at_, 5, "false") == 0) {
-            at_ += 5;
-            o.numbers[key] = 0;
-          } else {
-            o.numbers[key] = number();
-          }
-          skip();
-          if (peek() == ',') {
-            ++at_;
-            continue;
-          }
-          expect('}');
-          break;
-        }
-      }
-      skip();
-      if (at_ != s_.size()) throw std::runtime_error("text after the object");
-    } catch (const std::runtime_error& e) {
-      error = e.what();
-    }
-    return o;
-  }
-
- private:
-  char peek() const { return at_ < s_.size() ? s_[at_] : '\0'; }
-  void skip() {
-    while (at_ < s_.size() && (s_[at_] == ' ' || s_[at_] == '\t' || s_[at_] == '\r')) ++at_;
-  }
-  void expect(char c) {
-    if (peek() != c) throw std::runtime_error(std::string("expected '") + c + "'");
-    ++at_;
-  }
-  double number() {
-    const char* begin = s_.c_str() + at_;
-    char* end = nullptr;
-    double v = std::strtod(begin, &end);
-    if (end == begin || !std::isfinite(v)) throw std::runtime_error("expected a value");
-    at_ += static_cast<std::size_t>(end - begin);
-    return v;
-  }
-  std::string string() {
-    expect('"');
-    std::string out;
-    for (;;) {
-      if (at_ >= s_.size()) throw std::runtime_error("unterminated string");
-      char c = s_[at_++];
-      if (c == '"') return out;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (at_ >= s_.size()) throw std::runtime_error("unterminated string");
-      char e = s_[at_++];
-      switch (e) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'u': {
-          if (at_ + 4 > s_.size()) throw std::runtime_error("bad \\u escape");
-          unsigned long code = std::strtoul(s_.substr(at_, 4).c_str(), nullptr, 16);
-          at_ += 4;
-          // json_string escapes control characters and stray bytes (a
-          // byte that was not UTF-8, given back as it was) only.
-          out += code < 0x100 ? static_cast<char>(code) : '?';
-          break;
-        }
-        default: out += e;
-      }
-    }
-  }
-
-  const std::string& s_;
-  std::size_t at_ = 0;
-};
-
-std::uint64_t count_of(const FlatObject& o, const char* key) {
-  auto it = o.numbers.find(key);
-  return it == o.numbers.end() || it->second < 0 ? 0 : static_cast<std::uint64_t>(it->second);
+// A record is read from a file anyone may have written: a number out of
+// the field's range (or NaN) is clamped to it, never converted as it is,
+// which would be undefined.
+std::uint64_t count_of(const FlatJson& o, const char* key) {
+  double value = o.number(key).value_or(0);
+  if (!(value > 0)) return 0;
+  if (value >= 0x1p64) return UINT64_MAX;
+  return static_cast<std::uint64_t>(value);
 }
-double number_of(const FlatObject& o, const char* key, double otherwise = 0) {
-  auto it = o.numbers.find(key);
-  return it == o.numbers.end() ? otherwise : it->second;
+int int_of(const FlatJson& o, const char* key, double otherwise = 0) {
+  double value = o.number(key).value_or(otherwise);
+  if (std::isnan(value)) return 0;
+  return static_cast<int>(std::clamp(value, double{INT_MIN}, double{INT_MAX}));
+}
+double number_of(const FlatJson& o, const char* key, double otherwise = 0) {
+  return o.number(key).value_or(otherwise);
 }
 
 }  // namespace
@@ -214,48 +112,56 @@ void RunRecord::add(const Tick& tick) {
 }
 
 std::string record_header_line(const RecordHeader& h) {
-  return "{\"record\":\"buffer\"" + json_field("version", std::to_string(h.version)) +
-         json_field("tick_ms", json_number(h.tick_s * 1000, 0)) +
-         json_field("long_write_ms", json_number(h.long_write_s * 1000, 0)) +
-         json_field("block_size", std::to_string(h.block_size)) +
-         json_field("blocks", std::to_string(h.blocks)) +
-         json_field("percent", std::to_string(h.percent)) +
-         json_field("high_water", std::to_string(h.high_water)) +
-         json_field("low_water", std::to_string(h.low_water)) +
-         (h.output_rate > 0 ? json_field("output_rate", std::to_string(h.output_rate)) : std::string()) +
-         json_field("input", json_string(h.input)) + json_field("output", json_string(h.output)) +
-         "}\n";
+  JsonObject line;
+  line.string("record", "buffer")
+      .integer("version", h.version)
+      .fixed("tick_ms", h.tick_s * 1000, 0)
+      .fixed("long_write_ms", h.long_write_s * 1000, 0)
+      .integer("block_size", h.block_size)
+      .integer("blocks", h.blocks)
+      .integer("percent", h.percent)
+      .integer("high_water", h.high_water)
+      .integer("low_water", h.low_water);
+  if (h.output_rate > 0) line.integer("output_rate", h.output_rate);
+  return line.string("input", h.input).string("output", h.output).line();
 }
 
 std::string record_tick_line(const Tick& k) {
-  std::string line = "{\"t\":" + json_number(k.t, 3) + json_field("fill", std::to_string(k.fill)) +
-                     json_field("in", std::to_string(k.bytes_in)) +
-                     json_field("out", std::to_string(k.bytes_out));
+  JsonObject line;
+  line.fixed("t", k.t, 3).integer("fill", k.fill).integer("in", k.bytes_in).integer("out", k.bytes_out);
   // Quiet ticks stay short: the wait fields only when there was a wait.
-  if (k.out_wait_s >= 0.00005) line += json_field("out_wait_ms", json_number(k.out_wait_s * 1000, 1));
-  if (k.in_wait_s >= 0.00005) line += json_field("in_wait_ms", json_number(k.in_wait_s * 1000, 1));
-  if (k.underruns > 0) line += json_field("underruns", std::to_string(k.underruns));
-  return line + "}\n";
+  if (k.out_wait_s >= 0.00005) line.fixed("out_wait_ms", k.out_wait_s * 1000, 1);
+  if (k.in_wait_s >= 0.00005) line.fixed("in_wait_ms", k.in_wait_s * 1000, 1);
+  if (k.underruns > 0) line.integer("underruns", k.underruns);
+  return line.line();
 }
 
-std::string record_event_line(const RunEvent& e, const std::string& more_fields) {
-  std::string line = "{\"t\":" + json_number(e.t, 3);
+namespace {
+
+// An event's line as an object, so that the end's line can take the run's totals.
+JsonObject event_object(const RunEvent& e) {
+  JsonObject line;
+  line.fixed("t", e.t, 3);
   switch (e.kind) {
     case RunEvent::Kind::long_write:
-      line += ",\"event\":\"long_write\"" + json_field("ms", json_number(e.seconds * 1000, 1));
+      line.string("event", "long_write").fixed("ms", e.seconds * 1000, 1);
       break;
     case RunEvent::Kind::volume:
-      line += ",\"event\":\"volume\"" + json_field("volume", std::to_string(e.volume));
+      line.string("event", "volume").integer("volume", e.volume);
       break;
     case RunEvent::Kind::signal:
-      line += ",\"event\":\"signal\"" + json_field("signal", json_string(e.signal));
+      line.string("event", "signal").string("signal", e.signal);
       break;
     case RunEvent::Kind::end:
-      line += ",\"event\":\"end\"";
+      line.string("event", "end");
       break;
   }
-  return line + more_fields + "}\n";
+  return line;
 }
+
+}  // namespace
+
+std::string record_event_line(const RunEvent& e) { return event_object(e).line(); }
 
 RunRecord parse_record(std::istream& in, const std::string& name) {
   RunRecord record;
@@ -270,35 +176,36 @@ RunRecord parse_record(std::istream& in, const std::string& name) {
   while (std::getline(in, line)) {
     ++number;
     if (line.empty()) continue;
-    std::string error;
-    FlatObject o = LineParser(line).parse(error);
-    if (!error.empty()) fail("not a JSON object (" + error + ")");
+    std::string why;
+    std::optional<FlatJson> read = FlatJson::parse(line, why);
+    if (!read) fail("not a JSON object (" + why + ")");
+    const FlatJson& o = *read;
     if (!header_seen) {
-      auto kind = o.strings.find("record");
-      if (kind == o.strings.end() || kind->second != "buffer")
+      if (o.string("record") != "buffer")
         fail("not a buffer record: the first line has no \"record\":\"buffer\"");
       RecordHeader& h = record.header;
-      h.version = static_cast<int>(number_of(o, "version", 1));
+      h.version = int_of(o, "version", 1);
       if (h.version != 1) fail("record version " + std::to_string(h.version) + " is not known");
       h.tick_s = number_of(o, "tick_ms", 100) / 1000;
       h.long_write_s = number_of(o, "long_write_ms", 1000) / 1000;
       h.block_size = count_of(o, "block_size");
       h.blocks = count_of(o, "blocks");
-      h.percent = static_cast<int>(number_of(o, "percent"));
-      h.high_water = static_cast<int>(number_of(o, "high_water"));
-      h.low_water = static_cast<int>(number_of(o, "low_water", -1));
+      h.percent = int_of(o, "percent");
+      h.high_water = int_of(o, "high_water");
+      h.low_water = int_of(o, "low_water", -1);
       h.output_rate = count_of(o, "output_rate");
-      if (o.strings.count("input")) h.input = o.strings["input"];
-      if (o.strings.count("output")) h.output = o.strings["output"];
+      if (auto input = o.string("input")) h.input = *input;
+      if (auto output = o.string("output")) h.output = *output;
       if (h.block_size == 0 || h.blocks == 0) fail("the header has no block_size or blocks");
       header_seen = true;
       continue;
     }
-    if (!o.numbers.count("t")) fail("no \"t\"");
-    double t = o.numbers["t"];
-    auto event = o.strings.find("event");
-    if (event == o.strings.end()) {
-      if (!o.numbers.count("fill") || !o.numbers.count("in") || !o.numbers.count("out"))
+    std::optional<double> at = o.number("t");
+    if (!at) fail("no \"t\"");
+    double t = *at;
+    std::optional<std::string> event = o.string("event");
+    if (!event) {
+      if (!o.number("fill") || !o.number("in") || !o.number("out"))
         fail("a tick needs \"fill\", \"in\" and \"out\"");
       Tick k;
       k.t = t;
@@ -315,16 +222,16 @@ RunRecord parse_record(std::istream& in, const std::string& name) {
     }
     RunEvent e;
     e.t = t;
-    if (event->second == "long_write") {
+    if (*event == "long_write") {
       e.kind = RunEvent::Kind::long_write;
       e.seconds = number_of(o, "ms") / 1000;
-    } else if (event->second == "volume") {
+    } else if (*event == "volume") {
       e.kind = RunEvent::Kind::volume;
       e.volume = count_of(o, "volume");
-    } else if (event->second == "signal") {
+    } else if (*event == "signal") {
       e.kind = RunEvent::Kind::signal;
-      e.signal = o.strings.count("signal") ? o.strings["signal"] : "a signal";
-    } else if (event->second == "end") {
+      e.signal = o.string("signal").value_or("a signal");
+    } else if (*event == "end") {
       e.kind = RunEvent::Kind::end;
       record.long_writes_lost = count_of(o, "long_writes_lost");
     } else {
@@ -422,13 +329,13 @@ void Recorder::finish(const RunStats& s) {
   end.kind = RunEvent::Kind::end;
   end.t = record_.ticks.empty() ? 0 : record_.ticks.back().t;
   record_.events.push_back(end);
-  std::string totals = json_field("bytes_in", std::to_string(s.bytes_in)) +
-                       json_field("bytes_out", std::to_string(s.bytes_out)) +
-                       json_field("underruns", std::to_string(s.underruns)) +
-                       json_field("long_writes", std::to_string(s.long_writes));
-  if (record_.long_writes_lost > 0)
-    totals += json_field("long_writes_lost", std::to_string(record_.long_writes_lost));
-  emit(record_event_line(end, totals));
+  JsonObject line = event_object(end);
+  line.integer("bytes_in", s.bytes_in)
+      .integer("bytes_out", s.bytes_out)
+      .integer("underruns", s.underruns)
+      .integer("long_writes", s.long_writes);
+  if (record_.long_writes_lost > 0) line.integer("long_writes_lost", record_.long_writes_lost);
+  emit(line.line());
   flush();
   file_ = Fd();
 }
@@ -468,13 +375,14 @@ void Recorder::take_tick(const RunStats& now, bool last) {
     record_.events.push_back(e);
     emit(record_event_line(e));
   }
-  int signals = static_cast<int>(g_signals);
-  bool stop_input = g_stop_input != 0;
+  const ProcessState& reader = run_.reader();
+  int signals = reader.signals();
+  bool stop_input = reader.has(StopReason::stop_reading);
   if (signals > signals_seen_ || (stop_input && !stop_input_seen_)) {
     RunEvent e;
     e.kind = RunEvent::Kind::signal;
     e.t = t;
-    e.signal = signals > signals_seen_ ? stop_signal_name() : "SIGUSR2";
+    e.signal = signals > signals_seen_ ? signal_name(reader.stop_signal()) : "SIGUSR2";
     record_.events.push_back(e);
     emit(record_event_line(e));
     signals_seen_ = signals;

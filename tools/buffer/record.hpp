@@ -74,7 +74,7 @@ struct RunRecord {
 // The record format's lines.
 std::string record_header_line(const RecordHeader& header);
 std::string record_tick_line(const Tick& tick);
-std::string record_event_line(const RunEvent& event, const std::string& more_fields = "");
+std::string record_event_line(const RunEvent& event);
 
 // Reads a record written by --record. Throws ExactExit (status 255) naming
 // `name` and the line for anything that is not one.

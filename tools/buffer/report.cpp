@@ -55,12 +55,6 @@ bool g_json_stderr = false;
 
 }  // namespace
 
-std::string json_number(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 void set_json_stderr(bool json) { g_json_stderr = json; }
 
 std::string json_message_lines(const std::string& text) {
@@ -70,7 +64,7 @@ std::string json_message_lines(const std::string& text) {
     std::size_t end = text.find('\n', from);
     std::size_t next = end == std::string::npos ? text.size() : end + 1;
     if (end == std::string::npos) end = text.size();
-    json += "{\"event\":\"message\",\"text\":" + json_string(text.substr(from, end - from)) + "}\n";
+    json += JsonObject().string("event", "message").string("text", text.substr(from, end - from)).line();
     from = next;
   }
   return json;
@@ -187,21 +181,20 @@ std::string digest_text(const DigestReport& digest) {
 //  "tees":[{"name":"<name>","total":"<hex>"},...]}; no total and volumes
 // when -o was dropped, no tees without --tee.
 std::string digest_json(const DigestReport& digest) {
-  std::string json = "{\"algorithm\":" + json_string(digest.algorithm);
+  JsonObject json;
+  json.string("algorithm", digest.algorithm);
   if (!digest.total.empty()) {
-    json += ",\"total\":" + json_string(digest.total) + ",\"volumes\":[";
-    for (std::size_t i = 0; i < digest.per_volume.size(); ++i)
-      json += (i ? "," : "") + json_string(digest.per_volume[i]);
-    json += "]";
+    JsonArray volumes;
+    for (const std::string& hex : digest.per_volume) volumes.string(hex);
+    json.string("total", digest.total).raw("volumes", volumes.text());
   }
   if (!digest.tees.empty()) {
-    json += ",\"tees\":[";
-    for (std::size_t i = 0; i < digest.tees.size(); ++i)
-      json += std::string(i ? "," : "") + "{\"name\":" + json_string(digest.tees[i].name) +
-              ",\"total\":" + json_string(digest.tees[i].total) + "}";
-    json += "]";
+    JsonArray tees;
+    for (const DigestReport::Tee& tee : digest.tees)
+      tees.raw(JsonObject().string("name", tee.name).string("total", tee.total).text());
+    json.raw("tees", tees.text());
   }
-  return json + "}";
+  return json.text();
 }
 
 }  // namespace
@@ -231,28 +224,28 @@ std::string progress_line(const Interval& period) {
 std::string interval_json(const Interval& period) {
   PeriodFlow flow = period_flow(period);
   const RunStats& now = period.now;
-  std::string json =
-      "{\"event\":\"interval\",\"from_s\":" + json_number(period.from_s, 3) +
-      ",\"to_s\":" + json_number(period.to_s, 3) +
-      ",\"bytes_in\":" + std::to_string(now.bytes_in) +
-      ",\"bytes_out\":" + std::to_string(now.bytes_out) +
-      ",\"rate_in\":" + json_number(flow.rate_in, 0) +
-      ",\"rate_out\":" + json_number(flow.rate_out, 0) +
-      ",\"fill_percent\":" + std::to_string(fill_percent(now, period.ring_blocks)) +
-      ",\"queued_bytes\":" + std::to_string(now.bytes_in - now.bytes_out) +
-      ",\"underruns\":" + std::to_string(now.underruns) +
-      ",\"volume\":" + std::to_string(now.volume);
-  if (now.tape_file >= 0) json += ",\"tape_file\":" + std::to_string(now.tape_file);
-  if (period.total_bytes) json += ",\"total_bytes\":" + std::to_string(*period.total_bytes);
-  if (std::optional<double> eta = eta_seconds(period))
-    json += ",\"eta_s\":" + json_number(*eta, 1);
+  JsonObject json;
+  json.string("event", "interval")
+      .fixed("from_s", period.from_s, 3)
+      .fixed("to_s", period.to_s, 3)
+      .integer("bytes_in", now.bytes_in)
+      .integer("bytes_out", now.bytes_out)
+      .fixed("rate_in", flow.rate_in, 0)
+      .fixed("rate_out", flow.rate_out, 0)
+      .integer("fill_percent", fill_percent(now, period.ring_blocks))
+      .integer("queued_bytes", now.bytes_in - now.bytes_out)
+      .integer("underruns", now.underruns)
+      .integer("volume", now.volume);
+  if (now.tape_file >= 0) json.integer("tape_file", now.tape_file);
+  if (period.total_bytes) json.integer("total_bytes", *period.total_bytes);
+  if (std::optional<double> eta = eta_seconds(period)) json.fixed("eta_s", *eta, 1);
   if (std::optional<TapeLeft> left = tape_left(now, flow.rate_out)) {
-    json += ",\"tape_used_percent\":" + json_number(left->used_percent, 1) +
-            ",\"tape_remaining_bytes\":" + std::to_string(left->remaining_bytes) +
-            ",\"tape_maximum_bytes\":" + std::to_string(left->maximum_bytes);
-    if (left->end_s) json += ",\"tape_end_s\":" + json_number(*left->end_s, 1);
+    json.fixed("tape_used_percent", left->used_percent, 1)
+        .integer("tape_remaining_bytes", left->remaining_bytes)
+        .integer("tape_maximum_bytes", left->maximum_bytes);
+    if (left->end_s) json.fixed("tape_end_s", *left->end_s, 1);
   }
-  return json + "}\n";
+  return json.line();
 }
 
 std::string alerts_text(const RunStats& stats) {
@@ -300,31 +293,36 @@ std::string summary_line(const Summary& summary) {
 
 std::string summary_json(const Summary& summary) {
   const RunStats& stats = summary.stats;
-  std::string json =
-      "{\"event\":\"summary\",\"elapsed_s\":" + json_number(summary.elapsed_s, 3) +
-      ",\"bytes_in\":" + std::to_string(stats.bytes_in) +
-      ",\"bytes_out\":" + std::to_string(stats.bytes_out) +
-      ",\"rate_in\":" + json_number(rate(stats.bytes_in, summary.input_s), 0) +
-      ",\"rate_out\":" + json_number(rate(stats.bytes_out, summary.elapsed_s), 0) +
-      ",\"peak_fill_percent\":" +
-      std::to_string(summary.ring_blocks ? stats.peak_filled * 100 / summary.ring_blocks : 0) +
-      ",\"underruns\":" + std::to_string(stats.underruns) +
-      ",\"volume\":" + std::to_string(stats.volume);
-  if (stats.tape_file >= 0) json += ",\"tape_file\":" + std::to_string(stats.tape_file);
-  if (summary.digest) json += ",\"digest\":" + digest_json(*summary.digest);
+  JsonObject json;
+  json.string("event", "summary")
+      .fixed("elapsed_s", summary.elapsed_s, 3)
+      .integer("bytes_in", stats.bytes_in)
+      .integer("bytes_out", stats.bytes_out)
+      .fixed("rate_in", rate(stats.bytes_in, summary.input_s), 0)
+      .fixed("rate_out", rate(stats.bytes_out, summary.elapsed_s), 0)
+      .integer("peak_fill_percent",
+               summary.ring_blocks ? stats.peak_filled * 100 / summary.ring_blocks : 0)
+      .integer("underruns", stats.underruns)
+      .integer("volume", stats.volume);
+  if (stats.tape_file >= 0) json.integer("tape_file", stats.tape_file);
+  if (summary.digest) json.raw("digest", digest_json(*summary.digest));
   if (stats.alerts_known) {
     auto list = [](std::uint64_t flags) {
-      std::string items;
+      JsonArray items;
       for (const scsi::TapeAlertFlag& flag : scsi::tapealert_flags(flags))
-        items += std::string(items.empty() ? "" : ",") + "{\"flag\":" + std::to_string(flag.number) +
-                 ",\"name\":" + json_string(std::string(flag.name)) + ",\"severity\":" +
-                 json_string(std::string(scsi::severity_name(flag.severity))) + "}";
-      return "[" + items + "]";
+        items.raw(JsonObject()
+                      .integer("flag", flag.number)
+                      .string("name", flag.name)
+                      .string("severity", scsi::severity_name(flag.severity))
+                      .text());
+      return items.text();
     };
-    json += ",\"tapealert\":{\"before\":" + list(stats.alerts_before) +
-            ",\"during\":" + list(stats.alerts_during) + "}";
+    json.raw("tapealert", JsonObject()
+                              .raw("before", list(stats.alerts_before))
+                              .raw("during", list(stats.alerts_during))
+                              .text());
   }
-  return json + "}\n";
+  return json.line();
 }
 
 void print_stderr_as_is(const std::string& text) {

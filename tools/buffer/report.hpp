@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../../lib/escape.hpp"  // json_string, for the JSON this file's users write
+#include "../../lib/json.hpp"  // JsonObject, for the JSON this file's users write
 #include "run_state.hpp"
 
 namespace tk::buffer {
@@ -86,10 +86,6 @@ std::string alerts_text(const RunStats& stats);
 
 // 1536 -> "1.5 KiB"
 std::string human_bytes(double bytes);
-
-// A JSON number with a fixed number of decimals (rates and times; counts
-// are std::to_string's).
-std::string json_number(double value, int decimals);
 
 // Each line of TEXT as {"event":"message","text":"..."} on a line of its own.
 std::string json_message_lines(const std::string& text);

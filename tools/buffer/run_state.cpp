@@ -11,7 +11,10 @@
 namespace tk::buffer {
 
 struct RunState::Shared {
-  std::atomic<bool> writer_ready{false};
+  ProcessState reader{Phase::copying};
+  ProcessState writer{Phase::opening_output};
+  std::atomic<bool> drain_on_signal{true};
+  std::atomic<pid_t> writer_pid{0};
   std::atomic<bool> writer_reported{false};
   std::atomic<std::uint64_t> volume{1};
   std::atomic<std::int64_t> tape_file{-1};
@@ -32,8 +35,16 @@ struct RunState::Shared {
   LogSlot long_write_log[kLongWriteLog];
 };
 
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
-              "the run state is shared between processes: its atomics must be lock-free");
+// Shared between processes, and touched by signal handlers: only a
+// lock-free atomic is safe in both.
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
+                  std::atomic<std::int64_t>::is_always_lock_free &&
+                  std::atomic<int>::is_always_lock_free &&
+                  std::atomic<std::uint8_t>::is_always_lock_free &&
+                  std::atomic<Phase>::is_always_lock_free &&
+                  std::atomic<pid_t>::is_always_lock_free &&
+                  std::atomic<bool>::is_always_lock_free,
+              "the run state's atomics must be lock-free");
 
 RunState::RunState() {
   void* at = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
@@ -61,8 +72,20 @@ void RunState::add_output_alerts(std::uint64_t flags, bool before_run) noexcept 
   shared_->alerts_known.store(true);
 }
 
-void RunState::set_writer_ready() noexcept { shared_->writer_ready.store(true); }
-bool RunState::writer_ready() const noexcept { return shared_->writer_ready.load(); }
+ProcessState& RunState::reader() noexcept { return shared_->reader; }
+ProcessState& RunState::writer() noexcept { return shared_->writer; }
+const ProcessState& RunState::reader() const noexcept { return shared_->reader; }
+const ProcessState& RunState::writer() const noexcept { return shared_->writer; }
+
+void RunState::set_drain_on_signal(bool drain) noexcept { shared_->drain_on_signal.store(drain); }
+bool RunState::drain_on_signal() const noexcept { return shared_->drain_on_signal.load(); }
+void RunState::set_writer_pid(pid_t pid) noexcept { shared_->writer_pid.store(pid); }
+pid_t RunState::writer_pid() const noexcept { return shared_->writer_pid.load(); }
+
+void RunState::set_writer_ready() noexcept { shared_->writer.set_phase(Phase::copying); }
+bool RunState::writer_ready() const noexcept {
+  return shared_->writer.phase() != Phase::opening_output;
+}
 void RunState::set_writer_reported() noexcept { shared_->writer_reported.store(true); }
 bool RunState::writer_reported() const noexcept { return shared_->writer_reported.load(); }
 

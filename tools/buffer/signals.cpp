@@ -1,5 +1,5 @@
-// The signal flags buffer's two processes share with their handlers, and
-// the handlers themselves.
+// buffer's signal handlers, which note what reached their process in the
+// run state, and the words that say why a run stopped.
 #include "signals.hpp"
 
 #include <cstring>
@@ -10,60 +10,54 @@
 
 namespace tk::buffer {
 
-// Signal flags: the only mutable globals, since a handler may touch nothing
-// else safely (docs/buffer.md, "Signals"); request_stop() makes blocking
-// calls give up.
-volatile std::sig_atomic_t g_signals = 0;     // INT, TERM, HUP, QUIT received
-volatile std::sig_atomic_t g_peer_gone = 0;   // reader: writer exited; writer: reader died
-volatile std::sig_atomic_t g_stop_input = 0;  // reader: the writer was signalled
-volatile std::sig_atomic_t g_drain = 1;       // drain the queue on the first signal
-volatile std::sig_atomic_t g_final_wait = 0;  // reader: waiting for the writer to finish
-volatile std::sig_atomic_t g_writer_pid = 0;  // reader: which child is the writer
-volatile std::sig_atomic_t g_writer_ready = 0;  // writer: output open, queue draining
-volatile std::sig_atomic_t g_abandon = 0;  // writer: the reader asked it to abandon the queue
-// Writer: an output is being read back (--verify), which one stop signal
-// ends, since nothing is left to write; and whether a stop has come, after
-// which nothing more is read back.
-volatile std::sig_atomic_t g_verifying = 0;
-volatile std::sig_atomic_t g_verify_stopped = 0;
-// The signal that asked for the stop (the latest one), for the words that
-// say why a run ended; the reader also learns the writer's, with SIGUSR2.
-volatile std::sig_atomic_t g_stop_signal = 0;
-// Set by the --timeout watchdog's thread before it interrupts its side.
-std::atomic<bool> g_input_stalled{false};   // reader: a read took the whole timeout
-std::atomic<bool> g_output_stalled{false};  // writer: a block write took the whole timeout
+namespace {
 
+// The one mutable global (docs/buffer.md, "Signals"): a handler is given
+// nothing but its signal, so it finds the run state through a pointer. The
+// state itself lives in the shared mapping, where each process notes what
+// reached it in its own ProcessState. Set once, before the first handler
+// is installed and before the fork, so no handler sees it change and both
+// processes hold it (the mapping is at the same address in both).
+RunState* g_run = nullptr;
+
+}  // namespace
+
+void note_signals_in(RunState& run) noexcept { g_run = &run; }
 
 void on_reader_signal(int sig) {
-  g_signals = g_signals + 1;
-  g_stop_signal = sig;
+  g_run->reader().take_signal(sig);
   request_stop();
 }
 // Other children (the remote shell of a host:path input) may end too; only
 // the writer's end counts. WNOWAIT leaves it to be reaped by its owner.
 void on_child_exit(int) {
   siginfo_t info{};
-  if (::waitid(P_PID, static_cast<id_t>(g_writer_pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+  if (::waitid(P_PID, static_cast<id_t>(g_run->writer_pid()), &info,
+               WEXITED | WNOHANG | WNOWAIT) != 0 ||
       info.si_pid == 0)
     return;
-  g_peer_gone = 1;
-  if (!g_final_wait) request_stop();
+  ProcessState& reader = g_run->reader();
+  reader.add(StopReason::peer_gone);
+  if (reader.phase() != Phase::waiting_for_writer) request_stop();
 }
 // The writer queues the signal it received as SIGUSR2's value.
 void on_stop_input(int, siginfo_t* info, void*) {
-  if (info != nullptr && info->si_code == SI_QUEUE) g_stop_signal = info->si_value.sival_int;
-  g_stop_input = 1;
+  ProcessState& reader = g_run->reader();
+  if (info != nullptr && info->si_code == SI_QUEUE) reader.learn_signal(info->si_value.sival_int);
+  reader.add(StopReason::stop_reading);
   request_stop();
 }
 // The writer keeps writing on the first signal and asks the reader to stop
 // reading; a second signal (or --no-drain) stops it at once, and so does the
 // first while the output is still being opened (a FIFO or a remote shell may
-// never answer).
+// never answer) or read back.
 void on_writer_signal(int sig) {
-  g_signals = g_signals + 1;
-  g_stop_signal = sig;
-  g_verify_stopped = 1;
-  if (g_signals >= 2 || !g_drain || !g_writer_ready || g_verifying) {
+  ProcessState& writer = g_run->writer();
+  writer.take_signal(sig);
+  writer.add(StopReason::end_read_back);
+  Phase phase = writer.phase();
+  if (writer.signals() >= 2 || !g_run->drain_on_signal() || phase == Phase::opening_output ||
+      phase == Phase::reading_back) {
     request_stop();
   } else {
     union sigval which {};
@@ -77,17 +71,18 @@ void on_writer_signal(int sig) {
 // A SIGUSR1 the reader queues (sigqueue) instead carries the stop signal it
 // received: it only ends a read-back (--verify) and skips any still to come.
 void on_abandon_request(int, siginfo_t* info, void*) {
+  ProcessState& writer = g_run->writer();
   if (info != nullptr && info->si_code == SI_QUEUE) {
-    g_stop_signal = info->si_value.sival_int;
-    g_verify_stopped = 1;
-    if (g_verifying) request_stop();
+    writer.learn_signal(info->si_value.sival_int);
+    writer.add(StopReason::end_read_back);
+    if (writer.phase() == Phase::reading_back) request_stop();
     return;
   }
-  g_abandon = 1;
+  writer.add(StopReason::abandon_queue);
   request_stop();
 }
 void on_reader_death(int) {
-  g_peer_gone = 1;
+  g_run->writer().add(StopReason::peer_gone);
   request_stop();
 }
 
@@ -106,15 +101,13 @@ void install_handler(int sig, void (*handler)(int, siginfo_t*, void*)) {
   ::sigaction(sig, &action, nullptr);
 }
 
-// "SIGTERM", or "a signal" when none was recorded.
-std::string stop_signal_name() {
-  int sig = g_stop_signal;
+std::string signal_name(int sig) {
   const char* abbreviation = sig > 0 ? ::sigabbrev_np(sig) : nullptr;
   return abbreviation ? std::string("SIG") + abbreviation : std::string("a signal");
 }
 
-std::string stop_words(Stop stop, const std::string& queued, const std::string& reached) {
-  const std::string signal = stop_signal_name();
+std::string stop_words(Stop stop, int sig, const std::string& queued, const std::string& reached) {
+  const std::string signal = signal_name(sig);
   switch (stop) {
     case Stop::no_drain:
       return "buffer: " + signal + ": stopping; --no-drain: the " + queued + " are abandoned\n";

@@ -2,29 +2,19 @@
 // its peer's death and on the other's requests (SIGUSR1, SIGUSR2).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <string>
 
+#include "run_state.hpp"
+
 namespace tk::buffer {
 
-// Signal flags: the only mutable globals (docs/buffer.md, "Signals"), defined
-// and explained in signals.cpp.
-extern volatile std::sig_atomic_t g_signals;
-extern volatile std::sig_atomic_t g_peer_gone;
-extern volatile std::sig_atomic_t g_stop_input;
-extern volatile std::sig_atomic_t g_drain;
-extern volatile std::sig_atomic_t g_final_wait;
-extern volatile std::sig_atomic_t g_writer_pid;
-extern volatile std::sig_atomic_t g_writer_ready;
-extern volatile std::sig_atomic_t g_abandon;
-extern volatile std::sig_atomic_t g_verifying;
-extern volatile std::sig_atomic_t g_verify_stopped;
-extern volatile std::sig_atomic_t g_stop_signal;
-extern std::atomic<bool> g_input_stalled;
-extern std::atomic<bool> g_output_stalled;
+// The run state the handlers note what reached their process in (docs/
+// buffer.md, "Signals"). Called once, before the first handler is
+// installed and before the fork.
+void note_signals_in(RunState& run) noexcept;
 
 inline constexpr auto kPollInterval = std::chrono::milliseconds(250);  // how soon a side notices the other's death
 inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -43,8 +33,8 @@ void on_reader_death(int);
 void install_handler(int sig, void (*handler)(int));
 void install_handler(int sig, void (*handler)(int, siginfo_t*, void*));
 
-// "SIGTERM", or "a signal" when none was recorded.
-std::string stop_signal_name();
+// "SIGTERM", or "a signal" for 0 (none recorded).
+std::string signal_name(int sig);
 
 // Every way a stop is said, in one place (signals.cpp): the reader's
 // lines as a stop signal comes and goes, and the writer's reason for
@@ -61,8 +51,10 @@ enum class Stop {
   writer_signal,
   writer_told,
 };
-// The words for `stop`, with the signal's name and `queued` ("3 bytes
-// still queued (1 block)") or `reached` (what reached the output) put in.
-std::string stop_words(Stop stop, const std::string& queued = "", const std::string& reached = "");
+// The words for `stop`, with the name of `sig` (the process's stop signal)
+// and `queued` ("3 bytes still queued (1 block)") or `reached` (what
+// reached the output) put in.
+std::string stop_words(Stop stop, int sig, const std::string& queued = "",
+                       const std::string& reached = "");
 
 }  // namespace tk::buffer

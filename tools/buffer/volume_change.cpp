@@ -117,21 +117,22 @@ std::string Writer::verify_primary() {
 }
 
 std::string Writer::read_back(const std::string& label, const std::function<std::string()>& verify) {
-  g_verifying = 1;
-  if (g_verify_stopped) {
-    g_verifying = 0;
-    return "buffer (writer): no read-back of " + label + ": stopped by " + stop_signal_name() +
-           "\n";
+  ProcessState& own = run_.writer();
+  own.set_phase(Phase::reading_back);
+  if (own.has(StopReason::end_read_back)) {
+    own.set_phase(Phase::copying);
+    return "buffer (writer): no read-back of " + label + ": stopped by " +
+           signal_name(own.stop_signal()) + "\n";
   }
   try {
     std::string mismatch = verify();
-    g_verifying = 0;
+    own.set_phase(Phase::copying);
     return mismatch;
   } catch (const Interrupted&) {
-    g_verifying = 0;
+    own.set_phase(Phase::copying);
     clear_stop();
-    return "buffer (writer): read-back of " + label + " stopped by " + stop_signal_name() +
-           "\n";
+    return "buffer (writer): read-back of " + label + " stopped by " +
+           signal_name(own.stop_signal()) + "\n";
   }
 }
 

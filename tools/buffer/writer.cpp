@@ -51,11 +51,11 @@ Writer::Writer(Ring& ring, RunState& run, std::unique_ptr<Tape> output, TeeOutpu
       output_limit_(options.output_rate),
       drive_watch_(run, reports_progress(options)),
       watchdog_(std::chrono::seconds(options.timeout_seconds),
-                [main = ::pthread_self()] {
-                  // The abandon request interrupts the write; the flag
+                [main = ::pthread_self(), &own = run.writer()] {
+                  // The abandon request interrupts the write; the reason
                   // makes the writer say why. A remote output's reply due
                   // is not coming: the stop does not wait for it.
-                  g_output_stalled = true;
+                  own.add(StopReason::stalled);
                   request_stop_at_once();
                   ::pthread_kill(main, SIGUSR1);
                 }) {
@@ -109,16 +109,18 @@ int Writer::run() {
   finish_outputs();
   // 1.19 prints the final record and -t's line at a clean end only: after
   // a read error or a signal the last record stays as it was.
-  if (!ring_.input_failed() && !g_signals) legacy_.finish(written_);
+  if (!ring_.input_failed() && run_.writer().signals() == 0) legacy_.finish(written_);
   if (options_.debug) print_stderr("\tW: Exiting writer\n");
   return kExitOk;
 }
 
-std::string Writer::abandon_reason() {
-  if (g_signals >= 2) return stop_words(Stop::writer_second_signal);
-  if (g_signals && !g_drain) return stop_words(Stop::writer_no_drain);
-  if (g_signals) return stop_words(Stop::writer_signal);
-  return stop_words(Stop::writer_told);
+std::string Writer::abandon_reason() const {
+  const ProcessState& own = run_.writer();
+  const int sig = own.stop_signal();
+  if (own.signals() >= 2) return stop_words(Stop::writer_second_signal, sig);
+  if (own.signals() > 0 && !run_.drain_on_signal()) return stop_words(Stop::writer_no_drain, sig);
+  if (own.signals() > 0) return stop_words(Stop::writer_signal, sig);
+  return stop_words(Stop::writer_told, sig);
 }
 
 void Writer::write_next_block() {
@@ -185,10 +187,14 @@ void Writer::release_block() {
 void Writer::make_room_for(std::size_t wanted) {
   while (held_blocks_ > 0 && held_blocks_ + wanted > ring_.blocks()) {
     const std::size_t to_write = sent_.empty() ? 0 : sent_.front().bytes.size();
+    // As many answers as blocks the reader needs back, not all: the rest
+    // stay in flight and the link stays busy.
+    const std::size_t needed = held_blocks_ + wanted - ring_.blocks();
+    const std::size_t pending = output_->unacknowledged().records;
     try {
       hung_output_ = output_->name();
       Watchdog::Call call = watchdog_.watch();
-      output_->settle_writes();
+      output_->settle_writes(pending > needed ? pending - needed : 0);
     } catch (const Interrupted&) {
       after_interruption();
     } catch (const Error& e) {
@@ -309,7 +315,7 @@ void Writer::check_reader_alive() {
 }
 
 void Writer::abandon(std::string why) {
-  if (g_output_stalled)
+  if (run_.writer().has(StopReason::stalled))
     why = "the output hung: no block reached " + hung_output_ + " in " +
           seconds_text(std::chrono::seconds(options_.timeout_seconds)) + " (--timeout)";
   run_.set_writer_reported();
@@ -393,7 +399,8 @@ std::string Writer::close_after_stop() {
     // pipeline that is not settled is left for the close to report.
     // A hung drive (--timeout) is asked nothing more; a volume already
     // closed (a stop during a volume change) is not closed again.
-    if (output_open_ && !primary_failed_ && !g_output_stalled && in_flight().records == 0)
+    if (output_open_ && !primary_failed_ && !run_.writer().has(StopReason::stalled) &&
+        in_flight().records == 0)
       drive_watch_.before_close(*output_);
     if (output_open_ && !primary_failed_) output_->close();
     if (output_open_ && !primary_failed_) acknowledge_written();
@@ -568,7 +575,7 @@ int writer_process(Ring& ring, RunState& run, const Options& options, Clock::tim
   sigaddset(&blocked_at_fork, SIGCHLD);
   sigaddset(&blocked_at_fork, SIGUSR1);
   ::sigprocmask(SIG_UNBLOCK, &blocked_at_fork, nullptr);
-  if (::getppid() != reader) g_peer_gone = 1;
+  if (::getppid() != reader) run.writer().add(StopReason::peer_gone);
   ring.warm_ahead(Ring::Side::consumer);
   ExitPolicy policy{kExitRuntime, kExitRuntime, ""};
   return run_main("buffer (writer)", policy, [&] {
@@ -580,7 +587,6 @@ int writer_process(Ring& ring, RunState& run, const Options& options, Clock::tim
       // Every output is open before the reader takes any input.
       TeeOutputs tees(options.tees, options.hash,
                       [&](const std::string& name) { return open_output(options, name); });
-      g_writer_ready = 1;
       run.set_writer_ready();
       Writer writer(ring, run, std::move(output), tees, options, start, reader, digest_channel);
       return writer.run();

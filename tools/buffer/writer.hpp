@@ -48,10 +48,14 @@ class Writer {
  private:
   // The queue is to be abandoned: a second signal, the reader's request, or
   // the first signal with --no-drain.
-  static bool stopping() { return g_abandon || g_signals >= 2 || (g_signals && !g_drain); }
+  bool stopping() const {
+    const ProcessState& own = run_.writer();
+    return own.has(StopReason::abandon_queue) || own.signals() >= 2 ||
+           (own.signals() > 0 && !run_.drain_on_signal());
+  }
 
   // Why the queue is being abandoned, in the words of the stop itself.
-  static std::string abandon_reason();
+  std::string abandon_reason() const;
 
   void write_next_block();
 
@@ -97,7 +101,9 @@ class Writer {
 
   void after_interruption();
 
-  bool reader_gone() const { return g_peer_gone || ::getppid() != reader_; }
+  bool reader_gone() const {
+    return run_.writer().has(StopReason::peer_gone) || ::getppid() != reader_;
+  }
 
   void check_reader_alive();
 

@@ -18,6 +18,7 @@
 #include "../../lib/escape.hpp"
 #include "../../lib/error.hpp"
 #include "../../lib/io.hpp"
+#include "../../lib/json.hpp"
 #include "../../lib/tape/tape.hpp"
 #include "status_text.hpp"
 #include "session.hpp"
@@ -200,8 +201,7 @@ int do_tell(Session& s, const Command&, const Args&) {
     return static_cast<int>(Exit::device);
   }
   if (s.inv.json)
-    std::cout << "{\"device\":" << json_string(s.inv.device)
-              << format(",\"block\":%lld}\n", static_cast<long long>(block));
+    std::cout << tk::JsonObject().string("device", s.inv.device).integer("block", block).line();
   else
     std::cout << format("At block %lld.\n", static_cast<long long>(block));
   return 0;
@@ -214,7 +214,7 @@ int do_status(Session& s, const Command&, const Args&) {
     return static_cast<int>(Exit::device);
   }
   std::cout << (s.inv.json
-                    ? status_json(s.inv.device, report.mtget, report.status, s.density_table)
+                    ? status_json(s.inv.device, report.mtget, report.status, s.density_table) + "\n"
                     : status_text(report.mtget, s.density_table));
   return 0;
 }

@@ -20,6 +20,7 @@
 
 #include "../../lib/escape.hpp"
 #include "../../lib/io.hpp"
+#include "../../lib/json.hpp"
 #include "../../lib/scsi/pages.hpp"
 #include "../../lib/scsi/sg_io.hpp"
 #include "../../lib/tape/virtual_tapes.hpp"
@@ -132,21 +133,27 @@ std::string inquiry_text(const Drive& d) {
 
 std::string inquiry_json(const Drive& d) {
   const scsi::Inquiry& i = d.inquiry;
-  std::string out = "{\"vendor\":" + json_string(i.vendor) + ",\"product\":" + json_string(i.product) +
-                    ",\"revision\":" + json_string(i.revision) +
-                    (d.serial_number ? ",\"serial_number\":" + json_string(*d.serial_number) : std::string());
+  tk::JsonObject out;
+  out.string("vendor", i.vendor).string("product", i.product).string("revision", i.revision);
+  if (d.serial_number) out.string("serial_number", *d.serial_number);
   if (d.manufacturer_serial_number.asked) {
     const auto& m = d.manufacturer_serial_number.value;
-    out += ",\"manufacturer_assigned_serial_number\":" + (m ? json_string(*m) : std::string("null"));
+    if (m)
+      out.string("manufacturer_assigned_serial_number", *m);
+    else
+      out.null("manufacturer_assigned_serial_number");
   }
   if (d.tapealert_supported.asked) {
     const auto& t = d.tapealert_supported.value;
-    std::string list = "[";
+    tk::JsonArray list;
     for (int flag = 1; t && flag <= 64; ++flag)
-      if ((*t >> (flag - 1)) & 1U) list += (list.size() > 1 ? "," : "") + std::to_string(flag);
-    out += ",\"tapealert_supported\":" + (t ? list + "]" : std::string("null"));
+      if ((*t >> (flag - 1)) & 1U) list.integer(flag);
+    if (t)
+      out.raw("tapealert_supported", list.text());
+    else
+      out.null("tapealert_supported");
   }
-  return out + "}";
+  return out.text();
 }
 
 // The serial number, or nullopt where the drive has no VPD page 0x80 or
@@ -261,9 +268,9 @@ std::string unknown_codes_text(const std::vector<std::uint16_t>& codes) {
 }
 
 std::string unknown_codes_json(const std::vector<std::uint16_t>& codes) {
-  std::string out = "[";
-  for (auto code : codes) out += (out.size() > 1 ? "," : "") + std::to_string(code);
-  return out + "]";
+  tk::JsonArray out;
+  for (auto code : codes) out.integer(code);
+  return out.text();
 }
 
 std::string tapealert_text(const scsi::TapeAlertPage& page) {
@@ -316,7 +323,8 @@ std::string attribute_value_text(const scsi::Attribute& a) {
   return out;
 }
 
-// The same as JSON: a number, or a string (text, or hex).
+// The same as JSON (a number, or a string: text, or hex), as a value to
+// put into an object.
 std::string attribute_value_json(const scsi::Attribute& a) {
   if (is_text(a)) return json_string(attribute_text(a));
   std::string value = attribute_value_text(a);
@@ -360,62 +368,72 @@ std::string encryption_text(const std::optional<scsi::EncryptionStatus>& e) {
 }
 
 std::string tapealert_json(const scsi::TapeAlertPage& page) {
-  std::string out = "[";
+  tk::JsonArray out;
   for (const auto& f : page.flags)
-    out += std::string(out.size() > 1 ? "," : "") + format("{\"number\":%d,\"name\":", f.number) +
-           json_string(f.name) + ",\"severity\":" + json_string(scsi::severity_name(f.severity)) + "}";
-  return out + "]";
-}
-
-std::string optional_json(const auto& v) {
-  return v ? std::to_string(*v) : std::string("null");
+    out.raw(tk::JsonObject()
+                .integer("number", f.number)
+                .string("name", f.name)
+                .string("severity", scsi::severity_name(f.severity))
+                .text());
+  return out.text();
 }
 
 std::string capacity_json(const scsi::TapeCapacityPage& page) {
-  std::string out = "[";
+  tk::JsonArray out;
   for (const auto& p : page.partitions) {
+    tk::JsonObject partition;
+    partition.integer("partition", p.partition);
     // No limit has no figure: both null, and "unlimited" (present only
     // then, so a drive's report keeps its keys) says why.
-    const bool unlimited = p.maximum_mib == scsi::no_capacity_limit_mib;
-    out += std::string(out.size() > 1 ? "," : "") + format("{\"partition\":%d", p.partition) +
-           ",\"remaining_mib\":" + (unlimited ? "null" : optional_json(p.remaining_mib)) +
-           ",\"maximum_mib\":" + (unlimited ? "null" : optional_json(p.maximum_mib)) +
-           (unlimited ? ",\"unlimited\":true}" : "}");
+    if (p.maximum_mib == scsi::no_capacity_limit_mib) {
+      partition.null("remaining_mib").null("maximum_mib").boolean("unlimited", true);
+    } else {
+      for (auto [key, mib] : {std::pair{"remaining_mib", p.remaining_mib}, {"maximum_mib", p.maximum_mib}})
+        if (mib)
+          partition.integer(key, *mib);
+        else
+          partition.null(key);
+    }
+    out.raw(partition.text());
   }
-  return out + "]";
+  return out.text();
 }
 
 std::string cartridge_json(const scsi::Cartridge& c) {
-  std::string out;
-  auto field = [&](const char* key, const std::string& value) {
-    out += std::string(out.empty() ? "" : ",") + "\"" + key + "\":" + value;
+  tk::JsonObject out;
+  auto text = [&](const char* key, const std::optional<std::string>& v) {
+    if (v) out.string(key, *v);
   };
-  if (c.barcode) field("barcode", json_string(*c.barcode));
-  if (c.serial_number) field("medium_serial_number", json_string(*c.serial_number));
-  if (c.manufacturer) field("medium_manufacturer", json_string(*c.manufacturer));
-  if (c.manufacture_date) field("manufacture_date", json_string(*c.manufacture_date));
-  if (c.medium_type) field("medium_type", std::to_string(*c.medium_type));
-  if (c.density_code) field("density_code", std::to_string(*c.density_code));
-  if (c.load_count) field("load_count", std::to_string(*c.load_count));
-  if (c.mib_written) field("mib_written", std::to_string(*c.mib_written));
-  if (c.mib_read) field("mib_read", std::to_string(*c.mib_read));
-  if (c.remaining_mib) field("remaining_mib", std::to_string(*c.remaining_mib));
-  if (c.maximum_mib) field("maximum_mib", std::to_string(*c.maximum_mib));
+  auto number = [&](const char* key, const auto& v) {
+    if (v) out.integer(key, *v);
+  };
+  text("barcode", c.barcode);
+  text("medium_serial_number", c.serial_number);
+  text("medium_manufacturer", c.manufacturer);
+  text("manufacture_date", c.manufacture_date);
+  number("medium_type", c.medium_type);
+  number("density_code", c.density_code);
+  number("load_count", c.load_count);
+  number("mib_written", c.mib_written);
+  number("mib_read", c.mib_read);
+  number("remaining_mib", c.remaining_mib);
+  number("maximum_mib", c.maximum_mib);
   if (!c.others.empty()) {
-    std::string list;
+    tk::JsonArray list;
     for (const auto& a : c.others)
-      list += std::string(list.empty() ? "" : ",") + format("{\"id\":%u,\"value\":", static_cast<unsigned>(a.id)) +
-              attribute_value_json(a) + "}";
-    field("attributes", "[" + list + "]");
+      list.raw(tk::JsonObject().integer("id", a.id).raw("value", attribute_value_json(a)).text());
+    out.raw("attributes", list.text());
   }
-  return "{" + out + "}";
+  return out.text();
 }
 
 std::string encryption_json(const scsi::EncryptionStatus& e) {
-  return "{\"encryption_mode\":" + json_string(scsi::encryption_mode_name(e.encryption_mode)) +
-         ",\"decryption_mode\":" + json_string(scsi::decryption_mode_name(e.decryption_mode)) +
-         format(",\"algorithm_index\":%u,\"key_instance_counter\":%u}", e.algorithm_index,
-                e.key_instance_counter);
+  return tk::JsonObject()
+      .string("encryption_mode", scsi::encryption_mode_name(e.encryption_mode))
+      .string("decryption_mode", scsi::decryption_mode_name(e.decryption_mode))
+      .integer("algorithm_index", e.algorithm_index)
+      .integer("key_instance_counter", e.key_instance_counter)
+      .text();
 }
 
 // Whether a local node refused MTIOCGET as a node of another driver does:
@@ -581,7 +599,6 @@ int health_report(Session& s, const Args&) {
   auto or_null = [](std::string json) { return json.empty() ? std::string("null") : json; };
   std::string status =
       report ? status_json(s.inv.device, report->mtget, report->status, s.density_table) : "null";
-  while (!status.empty() && status.back() == '\n') status.pop_back();
   // Each page is read once; its unknown codes go beside it, null with it.
   std::optional<scsi::TapeAlertPage> tapealert;
   std::optional<scsi::TapeCapacityPage> capacity;
@@ -595,19 +612,24 @@ int health_report(Session& s, const Args&) {
                                                capacity = p;
                                                return capacity_json(p);
                                              }));
-  std::cout << "{\"device\":" << json_string(s.inv.device)
-            << ",\"drive\":" << or_null(section(known_inquiry, inquiry_json))
-            << ",\"tapealert\":" << tapealert_out << ",\"tapealert_unknown_codes\":"
-            << (tapealert ? unknown_codes_json(tapealert->unknown_codes) : "null")
-            << ",\"capacity\":" << capacity_out << ",\"capacity_unknown_codes\":"
-            << (capacity ? unknown_codes_json(capacity->unknown_codes) : "null")
-            << ",\"cartridge\":" << or_null(section([&] { return read_cartridge(s); }, cartridge_json))
-            << ",\"encryption\":"
-            << or_null(section([&] { return read_encryption(s); },
-                               [](const std::optional<scsi::EncryptionStatus>& e) {
-                                 return e ? encryption_json(*e) : std::string();
-                               }))
-            << ",\"status\":" << status << "}\n";
+  // The sections are read in this order: their lines on stderr come so.
+  std::string drive = or_null(section(known_inquiry, inquiry_json));
+  std::string cartridge = or_null(section([&] { return read_cartridge(s); }, cartridge_json));
+  std::string encryption = or_null(section([&] { return read_encryption(s); },
+                                           [](const std::optional<scsi::EncryptionStatus>& e) {
+                                             return e ? encryption_json(*e) : std::string();
+                                           }));
+  tk::JsonObject health;
+  health.string("device", s.inv.device)
+      .raw("drive", drive)
+      .raw("tapealert", tapealert_out)
+      .raw("tapealert_unknown_codes", tapealert ? unknown_codes_json(tapealert->unknown_codes) : "null")
+      .raw("capacity", capacity_out)
+      .raw("capacity_unknown_codes", capacity ? unknown_codes_json(capacity->unknown_codes) : "null")
+      .raw("cartridge", cartridge)
+      .raw("encryption", encryption)
+      .raw("status", status);
+  std::cout << health.line();
   return 0;
 }
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../lib/escape.hpp"
+#include "../../lib/json.hpp"
 
 namespace tk::mt {
 namespace {
@@ -273,23 +273,29 @@ std::string status_json(const std::string& device, const tk::MtGet& g, const tk:
                         DensityTable table) {
   auto gstat = static_cast<unsigned long>(g.gstat);
   unsigned dens = tk::dsreg_density(g.dsreg);
-  auto name = density_name(dens, table);
-  std::string out = "{\"device\":" + json_string(device);
-  out += format(",\"drive_type\":%ld,\"file\":%d,\"block\":%d,\"partition\":%ld", g.type, g.fileno,
-                g.blkno, g.resid);
-  out += format(",\"block_size\":%u,\"density_code\":%u,\"density_name\":",
-                tk::dsreg_block_size(g.dsreg), dens);
-  out += name ? json_string(*name) : std::string("null");
-  out += format(",\"soft_errors\":%lu", tk::erreg_soft_errors(g.erreg));
+  tk::JsonObject out;
+  out.string("device", device)
+      .integer("drive_type", g.type)
+      .integer("file", g.fileno)
+      .integer("block", g.blkno)
+      .integer("partition", g.resid)
+      .integer("block_size", tk::dsreg_block_size(g.dsreg))
+      .integer("density_code", dens);
+  if (auto name = density_name(dens, table))
+    out.string("density_name", *name);
+  else
+    out.null("density_name");
+  out.integer("soft_errors", tk::erreg_soft_errors(g.erreg));
   for (const auto& [bit, bit_name] : gstat_names) {
     std::string key;
     for (char c : bit_name) key += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    out += ",\"" + key + "\":" + ((gstat & bit) ? "true" : "false");
+    out.boolean(key, (gstat & bit) != 0);
   }
-  out += ",\"compression\":";
-  out += s.compression_known ? (s.compression ? "true" : "false") : "null";
-  out += "}\n";
-  return out;
+  if (s.compression_known)
+    out.boolean("compression", s.compression);
+  else
+    out.null("compression");
+  return out.text();
 }
 
 }  // namespace tk::mt

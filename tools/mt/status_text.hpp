@@ -25,7 +25,7 @@ std::string densities_text(DensityTable table);
 // `mt status`: mt-st's text for this mtget, byte for byte.
 std::string status_text(const tk::MtGet& g, DensityTable table);
 
-// `mt --json status`: one JSON object and a newline.
+// `mt --json status`: one JSON object (no newline; health nests it).
 std::string status_json(const std::string& device, const tk::MtGet& g, const tk::TapeStatus& s,
                         DensityTable table);
 

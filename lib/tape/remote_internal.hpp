@@ -1,4 +1,4 @@
-// What the files of RemoteTape (remote_tape.cpp and remote_*.cpp) share:
+// What the parts of the rmt client (remote_*.cpp) share:
 // the SIGPIPE guard around writes to a link, the pipeline's windows and the
 // reading of an mtget register. Not part of the library's interface.
 #pragma once

@@ -1,8 +1,8 @@
-// The rmt client's parallel streams: more remote shells started beside the
-// first connection, joined into its session (or left out, with a warning),
-// sized by the round trip for --streams auto, and what a session can still
-// say when one of them is lost.
-#include "remote_tape.hpp"
+// The rmt client's parallel streams: started beside the first connection,
+// joined into its session (or left out, with a warning), sized by the round
+// trip for --streams auto, and asked what the session did when one of them
+// is lost.
+#include "remote_streams.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,7 +16,6 @@
 
 namespace tk {
 
-using detail::max_window;
 using detail::SigpipeGuard;
 
 namespace {
@@ -34,42 +33,35 @@ int auto_streams(std::chrono::nanoseconds round_trip, std::uint64_t rate) {
   return static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(max_auto_streams)));
 }
 
-void RemoteTape::show_held_stderr(Stream& s) noexcept {
-  if (!s.held_stderr.valid()) return;
-  char chunk[4096];
-  for (;;) {
-    ssize_t n = ::pread(s.held_stderr.get(), chunk, sizeof chunk, static_cast<off_t>(s.held_stderr_shown));
-    if (n <= 0) return;
-    s.held_stderr_shown += static_cast<std::uint64_t>(n);
-    try {
-      write_all(2, std::as_bytes(std::span(chunk, static_cast<std::size_t>(n))), "standard error");
-    } catch (const Error&) {
-      return;
-    }
-  }
-}
+RemoteStreams::RemoteStreams(RemoteLink& link, const OpenOptions& options)
+    : link_(link),
+      wanted_(std::clamp(options.streams, 0, static_cast<int>(rmt::max_streams))),
+      rate_(options.stream_rate),
+      warn_(options.warn) {}
 
-void RemoteTape::start_streams(bool hold_stderr) {
-  const int count = streams_wanted_ > 0 ? streams_wanted_ : auto_streams(round_trip_, stream_rate_);
+void RemoteStreams::start(bool hold_stderr) {
+  const int count = wanted_ > 0 ? wanted_ : auto_streams(link_.round_trip(), rate_);
   for (int k = 1; k < count; ++k) {
     try {
-      joiners_.push_back(open_stream(hold_stderr));
+      joiners_.push_back(link_.open_stream(hold_stderr));
     } catch (const Error& e) {
-      Stream failed;
+      RemoteStream failed;
       failed.failure = e.what();
       joiners_.push_back(std::move(failed));
     }
   }
 }
 
-void RemoteTape::end_joiners(std::vector<Stream>& joiners) noexcept {
+void RemoteStreams::end_joiners() noexcept { end(joiners_); }
+
+void RemoteStreams::end(std::vector<RemoteStream>& joiners) noexcept {
   // None of them has a request of ours to finish: their shells are ended
   // at once (a login still under way would not notice its input ending).
-  for (Stream& s : joiners) {
+  for (RemoteStream& s : joiners) {
     s.link.to_child = Fd();
     s.link.from_child = Fd();
   }
-  for (Stream& s : joiners) {
+  for (RemoteStream& s : joiners) {
     if (s.link.process.pid() <= 0) continue;
     try {
       s.link.process.terminate();
@@ -79,30 +71,30 @@ void RemoteTape::end_joiners(std::vector<Stream>& joiners) noexcept {
   joiners.clear();
 }
 
-void RemoteTape::join_streams(const std::string& action) {
+void RemoteStreams::join(const std::string& action) {
   if (joiners_.empty()) return;
-  send(streams_request(), "streams");
-  take_streams_reply(action);
+  link_.send(request(), "streams");
+  take_reply(action);
 }
 
-std::string RemoteTape::streams_request() const {
+std::string RemoteStreams::request() const {
   return "i" + std::to_string(rmt::tapekit_streams_op) + "\n" +
          std::to_string(joiners_.size() + 1) + "\n";
 }
 
-void RemoteTape::take_streams_reply(const std::string& action) {
+void RemoteStreams::take_reply(const std::string& action) {
   const std::size_t count = joiners_.size() + 1;
-  rmt::Reply r = receive("streams");
-  if (!r.ok) return end_joiners(joiners_);  // a tapekit rmt from before streams: one it is
+  rmt::Reply r = link_.receive("streams");
+  if (!r.ok) return end_joiners();  // a tapekit rmt from before streams: one it is
   if (r.value <= 0 || static_cast<std::uint64_t>(r.value) > rmt::max_join_token)
-    lose_connection(action, "bad join token from the server");
+    link_.lose(action, "bad join token from the server");
   std::string token(static_cast<std::size_t>(r.value), '\0');
-  if (reply_in_->read_exact(std::as_writable_bytes(std::span(token.data(), token.size()))) <
+  if (link_.reply_in().read_exact(std::as_writable_bytes(std::span(token.data(), token.size()))) <
       token.size())
-    lose_connection(action, "connection lost");
+    link_.lose(action, "connection lost");
   // The shells were started before the open; most have logged in by now.
   for (std::size_t k = 1; k < count; ++k) {
-    Stream& s = joiners_[k - 1];
+    RemoteStream& s = joiners_[k - 1];
     if (!s.failure.empty()) continue;
     std::string join = "i" + std::to_string(rmt::tapekit_join_op) + "\n" + std::to_string(k) +
                        ":" + token + "\n";
@@ -115,14 +107,15 @@ void RemoteTape::take_streams_reply(const std::string& action) {
     }
   }
   // Each must be answered, as the open was, within the connect timeout.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(connect_timeout_);
+  const int connect_timeout = link_.connect_timeout();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(connect_timeout);
   std::vector<bool> stuck(count, false);
   for (std::size_t k = 1; k < count; ++k) {
-    Stream& s = joiners_[k - 1];
+    RemoteStream& s = joiners_[k - 1];
     if (!s.failure.empty()) continue;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    s.source->set_timeout(connect_timeout_ > 0 ? static_cast<int>(std::max<std::int64_t>(left.count(), 1)) : -1);
+    s.source->set_timeout(connect_timeout > 0 ? static_cast<int>(std::max<std::int64_t>(left.count(), 1)) : -1);
     try {
       rmt::Reply joined = rmt::read_reply(*s.in);
       if (!joined.ok)
@@ -133,19 +126,19 @@ void RemoteTape::take_streams_reply(const std::string& action) {
       s.failure = "connection lost";
     } catch (const Error& e) {
       stuck[k] = e.errnum() == ETIMEDOUT;
-      s.failure = stuck[k] ? "no answer within " + std::to_string(connect_timeout_) +
+      s.failure = stuck[k] ? "no answer within " + std::to_string(connect_timeout) +
                                  " s (--connect-timeout)"
                            : std::string(e.what());
     }
     if (s.source) s.source->set_timeout(-1);
   }
-  std::vector<Stream> joined;
+  std::vector<RemoteStream> joined;
   std::int64_t mask = 0;
   std::vector<std::string> warnings;
   for (std::size_t k = 1; k < count; ++k) {
-    Stream& s = joiners_[k - 1];
+    RemoteStream& s = joiners_[k - 1];
     if (s.failure.empty()) {
-      show_held_stderr(s);
+      s.show_held_stderr();
       mask |= std::int64_t{1} << k;
       joined.push_back(std::move(s));
       continue;
@@ -160,55 +153,48 @@ void RemoteTape::take_streams_reply(const std::string& action) {
       } catch (const Error&) {
       }
     }
-    show_held_stderr(s);  // the shell's own words on why: a refused key, an unknown host
+    s.show_held_stderr();  // the shell's own words on why: a refused key, an unknown host
     std::string how = stuck[k] || status == -1 || status == 0
                           ? ""
-                          : "; the " + shell_ + " ended with " + describe_wait_status(status);
-    warnings.push_back(action + " " + name() + ": stream " + std::to_string(k + 1) + " of " +
+                          : "; the " + link_.shell() + " ended with " + describe_wait_status(status);
+    warnings.push_back(action + " " + link_.name() + ": stream " + std::to_string(k + 1) + " of " +
                        std::to_string(count) + " could not join (" + s.failure + how + ")");
   }
   joiners_.clear();
   if (!warnings.empty()) {
     // The server keeps the ones we saw join, and lets the others go.
-    send("i" + std::to_string(rmt::tapekit_streams_kept_op) + "\n" + std::to_string(mask) + "\n",
-         "streams");
-    rmt::Reply answer = receive("streams");
+    link_.send("i" + std::to_string(rmt::tapekit_streams_kept_op) + "\n" + std::to_string(mask) + "\n",
+               "streams");
+    rmt::Reply answer = link_.receive("streams");
     std::int64_t kept = answer.value;
     if (!answer.ok) {
-      end_joiners(joined);  // a server from before partial sets let them go
+      end(joined);  // a server from before partial sets let them go
       kept = 1;
     }
     if (kept != static_cast<std::int64_t>(joined.size() + 1))
-      lose_connection(action, "the server kept " + std::to_string(kept) + " streams of " +
-                                  std::to_string(joined.size() + 1));
+      link_.lose(action, "the server kept " + std::to_string(kept) + " streams of " +
+                             std::to_string(joined.size() + 1));
     for (const std::string& w : warnings)
       if (warn_) warn_(w + "; going on with " + std::to_string(kept) +
                        (kept == 1 ? " stream" : " streams"));
   }
-  for (Stream& s : joined) streams_.push_back(std::move(s));
-  sent_ = taken_ = 0;
-  // Each stream carries a channel window a round trip from the start: the
-  // windows start there instead of doubling up to it over round trips.
-  const std::size_t carried = std::min<std::size_t>(max_window, streams_.size() * ssh_channel_window);
-  write_window_ = std::max(write_window_, carried);
+  link_.add_streams(std::move(joined));
 }
 
-void RemoteTape::lose_stream(int stream, const std::string& action, const std::string& why) {
-  broken_ = true;
-  const std::size_t n = streams_.size();
+RemoteStreams::AfterLoss RemoteStreams::ask_after_loss(int stream, bool reads_in_flight) {
+  const std::size_t n = link_.count();
   // What the server knows, asked on a stream still up after the replies
   // still due there (protocol.hpp: it answers this much after a loss).
-  std::optional<std::int64_t> written;
-  std::int64_t lost_by_server = 0;
-  for (std::size_t s = 0; s < n && !written; ++s) {
-    if (static_cast<int>(s) == stream || !streams_[s].link.to_child.valid()) continue;
-    Stream& up = streams_[s];
+  AfterLoss said;
+  for (std::size_t s = 0; s < n && !said.written; ++s) {
+    RemoteStream& up = link_.stream(s);
+    if (static_cast<int>(s) == stream || !up.link.to_child.valid()) continue;
     try {
       up.source->set_timeout(question_timeout_ms);
-      for (std::uint64_t q = taken_; q < sent_; ++q) {
+      for (std::uint64_t q = link_.taken(); q < link_.sent(); ++q) {
         if (q % n != s) continue;
         rmt::Reply r = rmt::read_reply(*up.in);
-        if (r.ok && r.value > 0 && reads_in_flight_ > 0 &&
+        if (r.ok && r.value > 0 && reads_in_flight &&
             up.in->discard(static_cast<std::uint64_t>(r.value)) < static_cast<std::uint64_t>(r.value))
           break;
       }
@@ -219,48 +205,13 @@ void RemoteTape::lose_stream(int stream, const std::string& action, const std::s
                 "rmt link");
       rmt::Reply count = rmt::read_reply(*up.in);
       rmt::Reply which = rmt::read_reply(*up.in);
-      if (count.ok) written = count.value;
-      if (which.ok) lost_by_server = which.value;
+      if (count.ok) said.written = count.value;
+      if (which.ok) said.lost_by_server = which.value;
     } catch (const Error&) {
       // This one is gone too; the next may answer.
     }
   }
-  if (stream < 0 && lost_by_server > 0) stream = static_cast<int>(lost_by_server - 1);
-  int status = hang_up(false, stream < 0 ? 0 : static_cast<std::size_t>(stream));
-  std::string how = stream < 0 || status == -1 || status == 0
-                        ? ""
-                        : "; the " + shell_ + " ended with " + describe_wait_status(status);
-  std::string which_stream = stream < 0 ? "a stream of " + std::to_string(n)
-                                        : "stream " + std::to_string(stream + 1) + " of " +
-                                              std::to_string(n);
-  std::string text = action + " " + name() + ": " + which_stream + " lost (" + why + how + ")";
-  // What a failed write left off the tape before the loss is known unwritten.
-  Unwritten records = std::exchange(refused_, {});
-  if (reading_ && writes_in_flight_.empty()) {
-    text += "; " + std::to_string(records_read_) +
-            (records_read_ == 1 ? " record was" : " records were") + " read";
-  } else if (written) {
-    // Records reach the tape in order: those in flight up to the count the
-    // server gave are there, the rest are not.
-    std::uint64_t on_tape = static_cast<std::uint64_t>(*written);
-    std::uint64_t index = records_on_tape_;
-    for (std::size_t size : writes_in_flight_)
-      if (index++ >= on_tape) records.add(size);
-    text += "; " + std::to_string(on_tape) + (on_tape == 1 ? " record is" : " records are") +
-            " on the tape";
-  } else if (!writes_in_flight_.empty()) {
-    // No stream could say: the writes in flight are neither on the tape nor
-    // lost as far as anyone knows. They stay counted in flight
-    // (writes_in_flight()), so that a caller's own count says the same.
-    text += "; at least " + std::to_string(records_on_tape_) + " records are on the tape, up to " +
-            std::to_string(writes_in_flight_.size()) + " more may be";
-    reads_in_flight_ = 0;
-    throw StreamLost(text, records.records, records.bytes);
-  }
-  writes_in_flight_.clear();
-  write_bytes_in_flight_ = 0;
-  reads_in_flight_ = 0;
-  throw StreamLost(text, records.records, records.bytes);
+  return said;
 }
 
 }  // namespace tk

@@ -1,291 +1,137 @@
-// The rmt client: a Tape whose every call is one request on the control link.
-// This file holds its construction and open, close, the tape operations and
-// status; the other concerns have files of their own: remote_link.cpp (one
-// link's requests and replies), remote_pipeline.cpp (pipelined writes and
-// settling), remote_read_ahead.cpp and remote_streams.cpp.
+// The rmt client as a Tape: its construction and open, close, the tape
+// operations and status, over the parts it composes (remote_link.cpp,
+// remote_streams.cpp, remote_pipeline.cpp and remote_read_ahead.cpp), and
+// what a lost connection or stream means for the session as a whole.
 #include "remote_tape.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <fcntl.h>
-#include <unistd.h>
 #include <utility>
 
 #include "../scsi/sg_io.hpp"
-#include "open_wait.hpp"
 #include "remote_internal.hpp"
 
 namespace tk {
 
-using detail::initial_read_window;
-using detail::initial_write_window;
 using detail::register_bits;
 
-namespace {
-
-std::vector<std::string> split_blanks(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    std::size_t j = i;
-    while (j < s.size() && s[j] != ' ' && s[j] != '\t') ++j;
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-// secure_getenv: a setuid program must not run a remote shell named by the
-// environment (CVE-2022-37704; docs/rmt-protocol.md, "The client's rules").
-std::string pick(const std::string& option, const char* env, const char* fallback) {
-  if (!option.empty()) return option;
-  if (const char* v = ::secure_getenv(env); v != nullptr && *v != '\0') return v;
-  return fallback;
-}
-
-// How long status() waits for the S reply of a server that did not answer
-// as GNU rmt does before sending the newline a server that reads lines
-// waits for.
-constexpr int s_reply_wait_ms = 2000;
-
-bool shell_safe(const std::string& s) {
-  return !s.empty() && s.front() != '-' &&
-         std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '-' || c == '_' || c == '[' || c == ']' || c == '%';
-         });
-}
-
-}  // namespace
-
-RemoteName parse_remote_name(const std::string& name) {
-  auto colon = name.find(':');
-  if (colon == std::string::npos) throw Error(EINVAL, "open " + name + ": not a remote name");
-  RemoteName r;
-  r.host = name.substr(0, colon);
-  r.path = name.substr(colon + 1);
-  if (auto at = r.host.find('@'); at != std::string::npos) {
-    r.user = r.host.substr(0, at);
-    r.host = r.host.substr(at + 1);
-    if (!shell_safe(r.user)) throw Error(EINVAL, "open " + name + ": bad user name");
-  }
-  if (!shell_safe(r.host)) throw Error(EINVAL, "open " + name + ": bad host name");
-  // A newline would end the O request early and inject protocol lines.
-  if (r.path.empty() || r.path.find_first_of(std::string("\n\0", 2)) != std::string::npos)
-    throw Error(ENOENT, "open " + name);
-  return r;
-}
-
 RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& options)
-    : Tape(name), write_window_(initial_write_window), read_window_(initial_read_window) {
-  RemoteName rn = parse_remote_name(name);
-  options_ = options;
-  flags_ = flags;
-  connect_timeout_ = timeout_seconds(options.connect_timeout, "TAPEKIT_CONNECT_TIMEOUT",
-                                     default_connect_timeout);
-  open_timeout_ = timeout_seconds(options.open_timeout, "TAPEKIT_OPEN_TIMEOUT", 0);
-  pipelined_writes_ = options.pipelined_writes;
-  streams_wanted_ = std::clamp(options.streams, 0, static_cast<int>(rmt::max_streams));
-  stream_rate_ = options.stream_rate;
-  warn_ = options.warn;
-  argv_ = split_blanks(pick(options.rsh_command, "RSH", "ssh"));
-  if (argv_.empty()) throw Error(EINVAL, "open " + name + ": empty remote shell command");
-  argv_.push_back(rn.host);
-  if (!rn.user.empty()) {
-    argv_.push_back("-l");
-    argv_.push_back(rn.user);
-  }
-  const std::string rmt_command = pick(options.rmt_command, "RMT", "/etc/rmt");
-  argv_.push_back(rmt_command);
-  host_ = rn.host;
-  shell_ = "remote shell " + argv_.front() + " for " + rn.host;
-  streams_.push_back(open_stream());
-  // "Connected" means rmt answered: a remote shell that never starts the
-  // server (a host that is down, a stuck login) must not hang us. Opening
-  // the device is the drive's time, not the connection's (below).
-  connecting_ = true;
-  streams_[0].source->set_timeout(connect_timeout_ > 0 ? connect_timeout_ * 1000 : -1);
+    : Tape(name),
+      link_(name, options, *this),
+      streams_(link_, options),
+      pipeline_(link_, streams_, *this, options.pipelined_writes),
+      options_(options),
+      flags_(flags) {
+  const RemoteName& rn = link_.remote();
   // Streams need the pipeline, which writes forgo without pipelined_writes.
   const bool streams_possible =
-      streams_wanted_ != 1 && ((flags & O_ACCMODE) == O_RDONLY || pipelined_writes_);
+      streams_.wanted() != 1 && ((flags & O_ACCMODE) == O_RDONLY || pipeline_.pipelined_writes());
   try {
     // A count given: the other shells log in beside the first one, whose
     // login and first exchange would otherwise come before theirs (about
     // half a second over ssh). They are let go if the rmt is not tapekit's.
     // `auto` needs the first connection's round trip before it can count.
-    if (streams_possible && streams_wanted_ > 1) start_streams(/*hold_stderr=*/true);
+    if (streams_possible && streams_.wanted() > 1) streams_.start(/*hold_stderr=*/true);
     if (!options.plain_remote && rn.path.ends_with(".tap")) {
       // Asked before O, since O would already create the file: I-1 and i
       // need no open device (our rmt answers them, others refuse harmlessly).
-      if (!server_is_tapekit("open")) {
+      if (!link_.server_is_tapekit("open")) {
         hang_up();
         throw Error(EMEDIUMTYPE,
-                    "open " + name + ": the rmt on " + rn.host + " (" + rmt_command +
+                    "open " + name + ": the rmt on " + rn.host + " (" + link_.rmt_command() +
                         ") is not tapekit's, so " + rn.path +
                         " would be a plain file there, not a virtual tape (point "
                         "--rmt-command or RMT at tapekit's rmt, or use --plain-remote to "
                         "open it as a plain file)");
       }
-      version_ = Version::unknown;  // O starts the server's numbering afresh
+      link_.forget_version();  // O starts the server's numbering afresh
     }
     if (streams_possible) {
-      if (!server_is_tapekit("open"))
-        end_joiners(joiners_);
-      else if (joiners_.empty())
-        start_streams();
-      version_ = Version::unknown;
+      if (!link_.server_is_tapekit("open"))
+        streams_.end_joiners();
+      else if (!streams_.joining())
+        streams_.start();
+      link_.forget_version();
     }
     // rmt's first answer ends the connect timeout. For a name no probe
     // above reached, a read of nothing: every server answers it (E9, no
     // device is open) and none changes for it (I-1 would switch rmt-dump to
     // version 1 numbering for the whole session, which O does not undo).
-    if (!tapekit_.has_value()) {
-      send("R0\n", "open");
-      (void)receive("open");
+    if (!link_.tapekit().has_value()) {
+      link_.send("R0\n", "open");
+      (void)link_.receive("open");
     }
-    wait_for_the_open();
+    link_.wait_for_the_open();
     request_ = "O" + rn.path + "\n" + rmt::format_open_flags(flags) + "\n";
     // The session pipelines from its first W or R when the rmt is ours and
     // streams are asked for, or records are written: agreed with the open.
     const bool writing = (flags & O_ACCMODE) == O_WRONLY;
-    const bool agree_now = tapekit_.value_or(false) && (streams_possible || (writing && pipelined_writes_));
+    const bool agree_now = link_.tapekit().value_or(false) &&
+                           (streams_possible || (writing && pipeline_.pipelined_writes()));
     // Streams are read ahead, as both tools that take them read.
-    if (agree_now && streams_possible && (flags & O_ACCMODE) == O_RDONLY) read_ahead_wanted_ = true;
+    if (agree_now && streams_possible && (flags & O_ACCMODE) == O_RDONLY) pipeline_.want_read_ahead();
     open_request(request_, agree_now);
   } catch (...) {
     hang_up();
     throw;
   }
-  opening_ = false;
-  streams_[0].source->set_timeout(-1);
-  streams_[0].source->set_wait_note({});
+  link_.opened();
   open_ = true;
 }
 
-void RemoteTape::wait_for_the_open() {
-  connecting_ = false;
-  opening_ = true;
-  rmt::FdSource& source = *streams_[0].source;
-  source.set_timeout(open_timeout_ > 0 ? open_timeout_ * 1000 : -1);
-  // A person at a terminal learns that the drive is still opening (an LTO
-  // loading takes up to a minute), not a hung backup; a script hears nothing.
-  if (::isatty(STDERR_FILENO) == 1) {
-    const std::string name = this->name();
-    source.set_wait_note([name](std::chrono::seconds waited) {
-      const std::string line =
-          "waiting for " + name + " to open, " + std::to_string(waited.count()) + " s\n";
-      (void)!::write(STDERR_FILENO, line.data(), line.size());
-    });
-  }
-}
-
 RemoteTape::~RemoteTape() {
-  if (open_ && !broken_) {
+  if (open_ && !link_.broken()) {
     try {
-      settle("close");
+      pipeline_.settle("close");
     } catch (const Error&) {
       // As below: close() is the way to hear about records that were lost.
     }
   }
-  if (open_ && !broken_) {
+  if (open_ && !link_.broken()) {
     try {
       send_close();
     } catch (const Error&) {
       // The destructor closes quietly; close() is the way to hear about it.
     }
   }
-  hang_up(broken_);
+  hang_up(link_.broken());
+}
+
+int RemoteTape::hang_up(bool at_once, std::size_t which) noexcept {
+  open_ = false;
+  streams_.end_joiners();
+  return link_.hang_up(at_once, which);
 }
 
 void RemoteTape::send_close() {
-  send("C\n", "close");
+  link_.send("C\n", "close");
   // Nothing follows C: the servers see the end of their input now, so
   // their shells end a round trip sooner, as the reply travels.
-  for (Stream& s : streams_) s.link.to_child = Fd();
-  rmt::Reply r = receive("close");
+  link_.close_requests();
+  rmt::Reply r = link_.receive("close");
   if (!r.ok) throw Error(r.errnum, "close " + name());
 }
 
-std::size_t RemoteTape::read(std::span<std::byte> buf) {
-  if (!writes_in_flight_.empty()) settle("read");
-  reading_ = true;
-  if (read_ahead_wanted_ && !buf.empty()) {
-    agree_pipeline("read");
-    if (pipelined_) return read_ahead(buf);
-  }
-  // Plain reads take no streams.
-  end_joiners(joiners_);
-  if (reads_in_flight_ > 0) settle_reads("read");
-  if (server_stopped_) acknowledge_stop();
-  request_ = "R" + std::to_string(buf.size()) + "\n";
-  send(request_, "read");
-  return take_read_reply(buf);
-}
-
-std::size_t RemoteTape::take_read_reply(std::span<std::byte> buf) {
-  rmt::Reply r = receive("read");
-  if (!r.ok || r.value == 0) {
-    // The server now cancels reads until told it is known (protocol.hpp).
-    server_stopped_ = pipelined_;
-    reads_ended_ = reads_in_flight_ > 0;
-  }
-  if (!r.ok) throw Error(r.errnum, "read " + name());
-  // A server sending more than asked would overflow the caller's buffer
-  // (CVE-2010-0624); the stream cannot be resynchronised after it.
-  if (static_cast<std::uint64_t>(r.value) > buf.size())
-    lose_connection("read", "server sent " + std::to_string(r.value) + " bytes for " +
-                                std::to_string(buf.size()));
-  auto n = static_cast<std::size_t>(r.value);
-  std::size_t got = 0;
-  const std::size_t stream = (taken_ - 1) % streams_.size();
-  try {
-    got = reply_in_->read_exact(buf.first(n));
-  } catch (const Interrupted&) {
-    // A stop, as in receive(): the rest of the record may still come, so
-    // the session cannot go on, and close() hangs up at once; the link is
-    // not lost, and a server that hung would not let its shell end.
-    broken_ = true;
-    throw;
-  } catch (const Error& e) {
-    lose_connection("read", e.what(), stream);
-  }
-  if (got < n) lose_connection("read", "connection lost", stream);
-  if (n > 0) ++records_read_;
-  return n;
-}
-
-void RemoteTape::write(std::span<const std::byte> data) {
-  if (reads_in_flight_ > 0) settle_reads("write");
-  reading_ = false;
-  if (pipelined_writes_) agree_pipeline("write");
-  if (pipelined_ && pipelined_writes_) return write_pipelined(data);
-  request_ = "W" + std::to_string(data.size()) + "\n";
-  send(request_, "write", data);
-  rmt::Reply r = receive("write");
-  if (!r.ok) throw Error(r.errnum, "write " + name());
-  ++records_on_tape_;
-  const auto written = static_cast<std::size_t>(
-      std::min<std::int64_t>(r.value, static_cast<std::int64_t>(data.size())));
-  bytes_on_tape_ += written;
-  if (written != data.size()) throw Error(ENOSPC, "write " + name(), written);
+void RemoteTape::open_request(const std::string& request, bool agree_now) {
+  if (agree_now)
+    pipeline_.agree_with_open(request);
+  else
+    link_.transact(request, "open");
 }
 
 void RemoteTape::op(MtOp op, int count) {
-  settle("tape operation on");
+  pipeline_.settle("tape operation on");
   int linux_op = static_cast<int>(op);
   // An op that v1 cannot express goes out raw without a probe, so that a
   // Linux rmt-dump (which maps only 0..10 once switched to v1) still takes
   // "compression" or "setblk" as GNU mt would send them.
   bool portable = rmt::v1_op_from_linux(linux_op) || rmt::extended_op_from_linux(linux_op);
-  if (version_ == Version::unknown && !portable) version_ = Version::v0;
-  probe_version();
+  if (link_.version() == RemoteLink::Version::unknown && !portable) link_.assume_v0();
+  link_.probe_version();
   std::string action = "tape operation on";
-  if (version_ == Version::v0) {
+  if (link_.version() == RemoteLink::Version::v0) {
     // A server without v1 takes the client's numbers: Linux ones
     // (docs/rmt-protocol.md, "I: tape operation").
     request_ = "I" + std::to_string(linux_op) + "\n" + std::to_string(count) + "\n";
@@ -299,201 +145,143 @@ void RemoteTape::op(MtOp op, int count) {
   } else {
     throw Error(EINVAL, action + " " + name() + " (no portable rmt op code)");
   }
-  transact(request_, action);
+  link_.transact(request_, action);
 }
 
 TapeStatus RemoteTape::status() {
-  settle("status");
-  probe_version("status", true);
-  if (version_ == Version::v1) {
-    // One field at a time; the error register first, since some drivers
-    // clear it when it is read (docs/rmt-protocol.md, "s: one status field").
-    // Each is the server's mtget field as it is, so it may be negative: st's -1
-    // for a file or block number it does not know (at end of data, with no
-    // tape, while not ready), and a register with its top bit set (EOF in
-    // mt_gstat, a density code from 0x80 in mt_dsreg) from a server whose long
-    // has 32 bits.
-    MtGet m;
-    struct Field {
-      char sub;
-      std::int64_t MtGet::*value;
-      bool may_be_unknown;
-      bool is_register;
-    };
-    static constexpr Field fields[] = {
-        {'E', &MtGet::erreg, false, true}, {'T', &MtGet::type, false, false},
-        {'D', &MtGet::dsreg, false, true}, {'R', &MtGet::resid, true, false},
-        {'f', &MtGet::gstat, false, true},
-    };
-    for (const auto& f : fields) {
-      send(std::string("s") + f.sub, "status");
-      rmt::Reply r = receive("status", rmt::ReplyValue::field);
-      if (r.ok)
-        m.*(f.value) = f.is_register ? register_bits(r.value) : r.value;
-      else if (!f.may_be_unknown)
-        throw Error(r.errnum, "tape status of " + name());
-    }
-    for (char sub : {'F', 'B'}) {
-      send(std::string("s") + sub, "status");
-      rmt::Reply r = receive("status", rmt::ReplyValue::field);
-      // Any negative number, or none, is st's "unknown" (-1).
-      std::int32_t v = r.ok && r.value >= 0
-                           ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX))
-                           : -1;
-      (sub == 'F' ? m.fileno : m.blkno) = v;
-    }
-    TapeStatus s = status_from_mtget(m);
-    // struct mtget has no compression bit; tapekit's rmt tells it apart.
-    if (server_is_tapekit("status")) {
-      send(std::string("s") + rmt::tapekit_compression_field, "status");
-      rmt::Reply r = receive("status");
-      if (r.ok) {
-        s.compression = r.value != 0;
-        s.compression_known = true;
-      }
-    }
-    return s;
+  pipeline_.settle("status");
+  link_.probe_version("status", true);
+  if (link_.version() != RemoteLink::Version::v1) return status_from_mtget(link_.status_struct());
+  // One field at a time; the error register first, since some drivers
+  // clear it when it is read (docs/rmt-protocol.md, "s: one status field").
+  // Each is the server's mtget field as it is, so it may be negative: st's -1
+  // for a file or block number it does not know (at end of data, with no
+  // tape, while not ready), and a register with its top bit set (EOF in
+  // mt_gstat, a density code from 0x80 in mt_dsreg) from a server whose long
+  // has 32 bits.
+  MtGet m;
+  struct Field {
+    char sub;
+    std::int64_t MtGet::*value;
+    bool may_be_unknown;
+    bool is_register;
+  };
+  static constexpr Field fields[] = {
+      {'E', &MtGet::erreg, false, true}, {'T', &MtGet::type, false, false},
+      {'D', &MtGet::dsreg, false, true}, {'R', &MtGet::resid, true, false},
+      {'f', &MtGet::gstat, false, true},
+  };
+  for (const auto& f : fields) {
+    link_.send(std::string("s") + f.sub, "status");
+    rmt::Reply r = link_.receive("status", rmt::ReplyValue::field);
+    if (r.ok)
+      m.*(f.value) = f.is_register ? register_bits(r.value) : r.value;
+    else if (!f.may_be_unknown)
+      throw Error(r.errnum, "tape status of " + name());
   }
-  return status_from_struct();
-}
-
-TapeStatus RemoteTape::status_from_struct() {
-  // Only servers without v1 are asked S, so there is one stream.
-  Stream& only = streams_[0];
-  if (status_framing_ == StatusFraming::unknown) {
-    // The version was known before status was asked (an op probed it): the
-    // question goes with S, which GNU rmt then waits to see the end of.
-    send(std::string(rmt::line_reader_probe) + "S", "status");
-    ++sent_;  // two requests in one write
-    take_framing_reply("status");
-    if (status_framing_ == StatusFraming::line) {
-      send("\n", "status");
-      --sent_;  // the newline was part of the S request
-    }
-  } else {
-    send(status_framing_ == StatusFraming::line ? "S\n" : "S", "status");
+  for (char sub : {'F', 'B'}) {
+    link_.send(std::string("s") + sub, "status");
+    rmt::Reply r = link_.receive("status", rmt::ReplyValue::field);
+    // Any negative number, or none, is st's "unknown" (-1).
+    std::int32_t v = r.ok && r.value >= 0
+                         ? static_cast<std::int32_t>(std::min<std::int64_t>(r.value, INT32_MAX))
+                         : -1;
+    (sub == 'F' ? m.fileno : m.blkno) = v;
   }
-  rmt::Reply r;
-  if (status_framing_ == StatusFraming::byte && !only.in->buffered()) {
-    // A server that did not answer as GNU rmt does but still waits for a
-    // newline after S (another rmt that reads lines) gets one if no reply
-    // comes; a BSD-lineage server has answered by then.
-    only.source->set_timeout(s_reply_wait_ms);
-    try {
-      r = rmt::read_reply(*only.in);
-      ++taken_;
-      only.source->set_timeout(-1);
-    } catch (const Error& e) {
-      only.source->set_timeout(-1);
-      if (e.errnum() != ETIMEDOUT) lose_connection("status", "connection lost");
-      send("\n", "status");
-      --sent_;  // the newline was part of the S request
-      r = receive("status");
+  TapeStatus s = status_from_mtget(m);
+  // struct mtget has no compression bit; tapekit's rmt tells it apart.
+  if (link_.server_is_tapekit("status")) {
+    link_.send(std::string("s") + rmt::tapekit_compression_field, "status");
+    rmt::Reply r = link_.receive("status");
+    if (r.ok) {
+      s.compression = r.value != 0;
+      s.compression_known = true;
     }
-  } else {
-    r = receive("status");
   }
-  if (!r.ok) throw Error(r.errnum, "tape status of " + name());
-  if (r.value > 4096) lose_connection("status", "oversized status reply");
-  std::string raw(static_cast<std::size_t>(r.value), '\0');
-  auto bytes = std::as_writable_bytes(std::span(raw.data(), raw.size()));
-  if (only.in->read_exact(bytes) < raw.size()) lose_connection("status", "connection lost");
-  // Only a v1 server that took the framing probe for its version probe
-  // (the client kept raw op numbers) gets here speaking v1: dump's rmt then
-  // swaps the fields, tapekit's keeps them. Asked after the reply, so the
-  // exchange stays one request, one answer.
-  MtGetOrder order = MtGetOrder::little_endian;
-  if (framing_probe_answered_v1_) {
-    if (!tapekit_) {
-      send("i" + std::to_string(rmt::tapekit_identify_op) + "\n0\n", "status");
-      rmt::Reply r2 = receive("status");
-      tapekit_ = r2.ok && r2.value == rmt::tapekit_identify_op;
-    }
-    if (!*tapekit_) order = MtGetOrder::dump_v1;
-  }
-  auto m = decode_mtget(bytes, order);
-  if (!m) throw Error(EPROTO, "tape status of " + name() + " (" + std::to_string(raw.size()) +
-                                  "-byte struct mtget not understood)");
-  return status_from_mtget(*m);
+  return s;
 }
 
 std::int64_t RemoteTape::tell() {
-  settle("tape position of");
+  pipeline_.settle("tape position of");
   // dump's QFA request, L with whence 10. GNU rmt would take it for an
   // absolute seek, and dump's rmt first switches an st drive to SCSI-2
   // logical addresses with MTSETDRVBUFFER(MT_ST_BOOLEANS|...), which clears
   // every other boolean driver option (buffered writes, read-ahead, ...)
   // until the next stinit: a question must not do that. Only ours is asked.
-  if (!server_is_tapekit())
+  if (!link_.server_is_tapekit())
     throw Error(ENOTTY, "tape position of " + name() +
-                            (version_ == Version::v1
+                            (link_.version() == RemoteLink::Version::v1
                                  ? " (only tapekit's rmt answers it; dump's rmt would reset the drive's options)"
                                  : " (server has no position request)"));
   // Not dump's QFA request, which a file answers with its offset (for
   // restore): mt-st's tell fails on a file, and asking status first would
   // clear a drive's error register.
-  return transact("i" + std::to_string(rmt::tapekit_position_op) + "\n0\n", "tape position of");
+  return link_.transact("i" + std::to_string(rmt::tapekit_position_op) + "\n0\n", "tape position of");
 }
 
 std::vector<std::uint8_t> RemoteTape::health_data(scsi::HealthQuery query) {
   const std::string action = "drive health of";
-  settle(action);
+  pipeline_.settle(action);
   const scsi::Cdb cdb = scsi::health_cdb(query);
   // With the version, whether a server without v1 reads lines (GNU rmt):
   // one round trip, and the refusal can name the server.
-  probe_version(action, true);
-  if (!server_is_tapekit(action)) {
-    std::string server = version_ == Version::v1 ? "a version 1 rmt that is not tapekit's (dump's or star's)"
-                         : status_framing_ == StatusFraming::line
+  link_.probe_version(action, true);
+  const std::string& host = link_.remote().host;
+  if (!link_.server_is_tapekit(action)) {
+    std::string server = link_.version() == RemoteLink::Version::v1
+                             ? "a version 1 rmt that is not tapekit's (dump's or star's)"
+                         : link_.status_framing() == RemoteLink::StatusFraming::line
                              ? "GNU tar's rmt (rmt-tar)"
                              : "an rmt without protocol version 1 (BSD's or alike)";
     throw scsi::ScsiError(ENOTTY, scsi::Refusal::other_server, cdb.what,
-                          "the server on " + host_ + " is " + server +
+                          "the server on " + host + " is " + server +
                               ", which cannot report drive health (tapekit's rmt can: point "
                               "--rmt-command or RMT at it)");
   }
-  send("i" + std::to_string(rmt::tapekit_health_op) + "\n" +
-           std::to_string(static_cast<int>(query)) + "\n",
-       action);
-  rmt::Reply r = receive(action);
+  link_.send("i" + std::to_string(rmt::tapekit_health_op) + "\n" +
+                 std::to_string(static_cast<int>(query)) + "\n",
+             action);
+  rmt::Reply r = link_.receive(action);
   // A server from before the question says so in its own words: the
   // drive may well have the answer, so this is no refusal of the drive's.
   if (!r.ok && r.errnum == EINVAL && r.text == rmt::unknown_health_query_text)
     throw scsi::ScsiError(r.errnum, scsi::Refusal::unknown_query, cdb.what,
-                          "the server on " + host_ + " is an older tapekit rmt, which cannot ask it");
+                          "the server on " + host + " is an older tapekit rmt, which cannot ask it");
   if (!r.ok)
     throw scsi::ScsiError(r.errnum, scsi::refusal_for_errno(r.errnum), cdb.what, r.text);
   if (static_cast<std::uint64_t>(r.value) > rmt::max_health_data)
-    lose_connection(action, "oversized drive health reply");
+    link_.lose(action, "oversized drive health reply");
   std::vector<std::uint8_t> data(static_cast<std::size_t>(r.value));
   auto bytes = std::as_writable_bytes(std::span(data.data(), data.size()));
-  if (reply_in_->read_exact(bytes) < data.size()) lose_connection(action, "connection lost");
+  if (link_.reply_in().read_exact(bytes) < data.size())
+    link_.lose(action, "connection lost");
   return data;
 }
 
 std::int64_t RemoteTape::seek(std::int64_t offset, int whence) {
-  settle("seek");
+  pipeline_.settle("seek");
   // The servers that speak v1 (ours, rmt-dump, star) read the offset first;
   // of the others, GNU rmt, the one a Linux host has, reads the whence
   // first (docs/rmt-protocol.md, "L: seek"). Only BSD's own rmt is left out:
   // it has no v1 either.
-  probe_version();
-  if (version_ == Version::v1 && whence == SEEK_SET && (offset == 1 || offset == 2)) {
+  link_.probe_version();
+  const bool v1 = link_.version() == RemoteLink::Version::v1;
+  if (v1 && whence == SEEK_SET && (offset == 1 || offset == 2)) {
     // "L1\n0\n" and "L2\n0\n" read as whence-first to a server that infers
     // the order (tar never seeks to byte 1 or 2), so get there in two
     // steps whose reading is the same in both orders.
-    transact("L0\n0\n", "seek");
-    return transact("L" + std::to_string(offset) + "\n1\n", "seek");
+    link_.transact("L0\n0\n", "seek");
+    return link_.transact("L" + std::to_string(offset) + "\n1\n", "seek");
   }
   std::string o = std::to_string(offset);
   std::string w = std::to_string(whence);
-  request_ = version_ == Version::v1 ? "L" + o + "\n" + w + "\n" : "L" + w + "\n" + o + "\n";
-  return transact(request_, "seek");
+  request_ = v1 ? "L" + o + "\n" + w + "\n" : "L" + w + "\n" + o + "\n";
+  return link_.transact(request_, "seek");
 }
 
 void RemoteTape::close() {
   if (!open_) return;
-  if (broken_) {
+  if (link_.broken()) {
     // A stop cut a request or a reply short: nothing more can be asked,
     // and a server that stopped answering would not see its end of input
     // either, so its shells are ended at once. The writes still in flight
@@ -501,9 +289,9 @@ void RemoteTape::close() {
     // not known.
     hang_up(true);
     std::string text = "close " + name() + ": the session was cut short by a stop";
-    if (!writes_in_flight_.empty())
-      text += "; at least " + std::to_string(records_on_tape_) +
-              " records are on the tape, up to " + std::to_string(writes_in_flight_.size()) +
+    if (pipeline_.writes_in_flight() > 0)
+      text += "; at least " + std::to_string(pipeline_.records_on_tape()) +
+              " records are on the tape, up to " + std::to_string(pipeline_.writes_in_flight()) +
               " more may be";
     throw Error(EIO, text);
   }
@@ -511,7 +299,7 @@ void RemoteTape::close() {
   // tape is closed (with its filemark), so the caller may go on elsewhere.
   std::exception_ptr unwritten = std::exchange(settle_failure_, nullptr);  // or any other failure to settle
   try {
-    if (!unwritten) settle("close");
+    if (!unwritten) pipeline_.settle("close");
   } catch (const Error&) {
     unwritten = std::current_exception();
   }
@@ -531,9 +319,9 @@ void RemoteTape::close() {
 }
 
 bool RemoteTape::settle_before_close() noexcept {
-  if (!open_ || broken_ || settle_failure_) return false;
+  if (!open_ || link_.broken() || settle_failure_) return false;
   try {
-    settle("close");
+    pipeline_.settle("close");
     return true;
   } catch (...) {
     settle_failure_ = std::current_exception();  // for close() to throw
@@ -541,28 +329,66 @@ bool RemoteTape::settle_before_close() noexcept {
   return false;
 }
 
-void RemoteTape::open_request(const std::string& request, bool agree_now) {
-  if (!agree_now) {
-    transact(request, "open");
-    return;
+void RemoteTape::lose_connection(const std::string& action, const std::string& why,
+                                 std::size_t stream) {
+  if (link_.count() > 1) lose_stream(static_cast<int>(stream), action, why);
+  link_.break_off();
+  RemotePipeline::Unwritten unwritten = pipeline_.settle_writes_on_loss();
+  int status = hang_up();
+  // Most lost links are a remote shell that failed (unknown host, refused
+  // key, no rmt there): say how it ended, since that is what to fix.
+  // A shell that exited 0 explains nothing: the server simply went away.
+  std::string how = status == -1 || status == 0
+                        ? ""
+                        : "; the " + link_.shell() + " ended with " + describe_wait_status(status);
+  lost_reason_ = why + how;
+  pipeline_.fail_on_connection_loss(action + " " + name() + ": " + why + how, unwritten,
+                                    [this] { return read_back_size(); });
+}
+
+void RemoteTape::lose_stream(int stream, const std::string& action, const std::string& why) {
+  link_.break_off();
+  const std::size_t n = link_.count();
+  const RemoteStreams::AfterLoss said = streams_.ask_after_loss(stream, pipeline_.reads_in_flight());
+  if (stream < 0 && said.lost_by_server > 0) stream = static_cast<int>(said.lost_by_server - 1);
+  int status = hang_up(false, stream < 0 ? 0 : static_cast<std::size_t>(stream));
+  std::string how = stream < 0 || status == -1 || status == 0
+                        ? ""
+                        : "; the " + link_.shell() + " ended with " + describe_wait_status(status);
+  std::string which_stream = stream < 0 ? "a stream of " + std::to_string(n)
+                                        : "stream " + std::to_string(stream + 1) + " of " +
+                                              std::to_string(n);
+  pipeline_.fail_on_stream_loss(action + " " + name() + ": " + which_stream + " lost (" + why + how + ")",
+                                said.written);
+}
+
+std::optional<std::uint64_t> RemoteTape::read_back_size() const noexcept {
+  if ((flags_ & O_TRUNC) == 0 || (flags_ & O_ACCMODE) == O_RDONLY) return std::nullopt;
+  try {
+    // Not even opened again: a device (opening a tape drive may move or
+    // load the tape), or a virtual tape, which has records, not a size.
+    const std::string path = parse_remote_name(name()).path;
+    if (path.starts_with("/dev/") || (path.ends_with(".tap") && !options_.plain_remote))
+      return std::nullopt;
+    OpenOptions how = options_;
+    how.streams = 1;
+    how.warn = nullptr;
+    RemoteTape file(name(), O_RDONLY, how);
+    // A tape, or a virtual tape, answers its status; lseek there says
+    // nothing about what was written. A plain file has no status.
+    try {
+      file.status();
+      return std::nullopt;
+    } catch (const Error& e) {
+      if (e.errnum() != ENOTTY) return std::nullopt;
+    }
+    std::int64_t end = file.seek(0, SEEK_END);
+    file.close();
+    if (end < 0) return std::nullopt;
+    return static_cast<std::uint64_t>(end);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the host, its shell or its rmt cannot be asked
   }
-  // Our rmt answers them in turn: a failed O leaves no tape, which the
-  // streams request is then refused for; the pipeline alone changes
-  // nothing until a W or R.
-  const bool ask_streams = !joiners_.empty();
-  std::string batch = request + pipeline_request();
-  if (ask_streams) batch += streams_request();
-  send(batch, "open");
-  sent_ += ask_streams ? 2 : 1;
-  rmt::Reply opened = receive("open");
-  if (!opened.ok) throw Error(opened.errnum, "open " + name());
-  take_pipeline_reply("open");
-  if (!pipelined_) {
-    if (ask_streams) receive("open");  // refused as well: an rmt from before the pipeline
-    end_joiners(joiners_);
-    return;
-  }
-  if (ask_streams) take_streams_reply("open");
 }
 
 }  // namespace tk

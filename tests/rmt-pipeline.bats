@@ -151,14 +151,21 @@ read_volumes() {
   assert_regex "$stderr" "v\\.tap: $(sha in) \\($(stat -c %s in) bytes\\)"
 }
 
-@test "pipelined rmt: a remote -o without -m or -b gets a queue as large as the pipeline's window, since blocks stay queued until acknowledged" {
+@test "pipelined rmt: a remote -o or --tee without -m or -b gets a queue as large as the pipeline's window, since blocks stay queued until acknowledged" {
   "$MT" -f v.tap vt-create 0
   run --separate-stderr "$BUFFER" -d -s 256k -o "localhost:$PWD/v.tap" </dev/null
   assert_success
   # 64 MiB of 256 KiB blocks, and one for the reader to fill meanwhile.
   assert_regex "$stderr" "buffer: blocks = 257, blocksize = 262144,"
-  # -m (or -b) is the user's choice; a local output keeps 1.19's queue.
+  "$MT" -f t.tap vt-create 0
+  run --separate-stderr "$BUFFER" -d -s 256k -o "$PWD/local" --tee "localhost:$PWD/t.tap" </dev/null
+  assert_success
+  assert_regex "$stderr" "buffer: blocks = 257, blocksize = 262144,"
+  # -m (or -b) is the user's choice, and -p and the water marks are shares
+  # of the queue 1.19 would have; a local output keeps 1.19's queue.
   run --separate-stderr "$BUFFER" -d -s 256k -m 1m -o "localhost:$PWD/v.tap" </dev/null
+  assert_regex "$stderr" "buffer: blocks = 3, blocksize = 262144,"
+  run --separate-stderr "$BUFFER" -d -s 256k -p 75 -o "localhost:$PWD/v.tap" </dev/null
   assert_regex "$stderr" "buffer: blocks = 3, blocksize = 262144,"
   run --separate-stderr "$BUFFER" -d -s 256k -o "$PWD/local" </dev/null
   assert_regex "$stderr" "buffer: blocks = 3, blocksize = 262144,"

@@ -40,7 +40,7 @@ bool opens_remote(const std::string& name, const OpenOptions& options) {
 }
 
 std::size_t largest_write_window(const std::string& name, const OpenOptions& options) {
-  if (!options.pipelined_writes || !opens_remote(name, options)) return 0;
+  if (!opens_remote(name, options)) return 0;
   return detail::max_window;
 }
 

@@ -20,12 +20,10 @@ using detail::initial_read_window;
 using detail::initial_write_window;
 using detail::max_window;
 
-RemotePipeline::RemotePipeline(RemoteLink& link, RemoteStreams& streams, Tape& tape,
-                               bool pipelined_writes)
+RemotePipeline::RemotePipeline(RemoteLink& link, RemoteStreams& streams, Tape& tape)
     : link_(link),
       streams_(streams),
       tape_(tape),
-      pipelined_writes_(pipelined_writes),
       write_window_(initial_write_window),
       read_window_(initial_read_window) {}
 
@@ -48,8 +46,8 @@ std::size_t RemotePipeline::read(std::span<std::byte> buf) {
 void RemotePipeline::write(std::span<const std::byte> data) {
   if (reads_in_flight_ > 0) settle_reads("write");
   reading_ = false;
-  if (pipelined_writes_) agree("write");
-  if (pipelined_ && pipelined_writes_) return write_pipelined(data);
+  agree("write");
+  if (pipelined_) return write_pipelined(data);
   request_ = "W" + std::to_string(data.size()) + "\n";
   link_.send(request_, "write", data);
   rmt::Reply r = link_.receive("write");

@@ -43,15 +43,12 @@ class RemotePipeline {
 
   // `tape` is the one the records are read from and written to: records
   // read ahead and not taken are given back by spacing it back.
-  // pipelined_writes: OpenOptions::pipelined_writes.
-  RemotePipeline(RemoteLink& link, RemoteStreams& streams, Tape& tape, bool pipelined_writes);
+  RemotePipeline(RemoteLink& link, RemoteStreams& streams, Tape& tape);
   RemotePipeline(const RemotePipeline&) = delete;
   RemotePipeline& operator=(const RemotePipeline&) = delete;
 
   std::size_t read(std::span<std::byte> buf);
   void write(std::span<const std::byte> data);
-  // Whether writes are pipelined once the server agrees.
-  bool pipelined_writes() const noexcept { return pipelined_writes_; }
   // Reads go ahead of the caller once the pipeline is agreed.
   void want_read_ahead() noexcept { read_ahead_wanted_ = true; }
   // O, sent with the pipeline's request (and the streams', when they are
@@ -122,7 +119,6 @@ class RemotePipeline {
   std::string request_;  // reused request buffer
 
   bool pipeline_asked_ = false;
-  bool pipelined_writes_ = true;
   bool pipelined_ = false;
   // The server cancels reads or writes until acknowledged (a read ended, a
   // write failed).

@@ -21,13 +21,11 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
     : Tape(name),
       link_(name, options, *this),
       streams_(link_, options),
-      pipeline_(link_, streams_, *this, options.pipelined_writes),
+      pipeline_(link_, streams_, *this),
       options_(options),
       flags_(flags) {
   const RemoteName& rn = link_.remote();
-  // Streams need the pipeline, which writes forgo without pipelined_writes.
-  const bool streams_possible =
-      streams_.wanted() != 1 && ((flags & O_ACCMODE) == O_RDONLY || pipeline_.pipelined_writes());
+  const bool streams_possible = streams_.wanted() != 1;
   try {
     // A count given: the other shells log in beside the first one, whose
     // login and first exchange would otherwise come before theirs (about
@@ -68,8 +66,7 @@ RemoteTape::RemoteTape(const std::string& name, int flags, const OpenOptions& op
     // The session pipelines from its first W or R when the rmt is ours and
     // streams are asked for, or records are written: agreed with the open.
     const bool writing = (flags & O_ACCMODE) == O_WRONLY;
-    const bool agree_now = link_.tapekit().value_or(false) &&
-                           (streams_possible || (writing && pipeline_.pipelined_writes()));
+    const bool agree_now = link_.tapekit().value_or(false) && (streams_possible || writing);
     // Streams are read ahead, as both tools that take them read.
     if (agree_now && streams_possible && (flags & O_ACCMODE) == O_RDONLY) pipeline_.want_read_ahead();
     open_request(request_, agree_now);

@@ -81,9 +81,6 @@ struct OpenOptions {
   // A remote "*.tap" name is opened even when the rmt there is not tapekit's
   // (and so makes it a plain file); otherwise that open fails (EMEDIUMTYPE).
   bool plain_remote = false;
-  // Writes to a remote tape may be pipelined with tapekit's rmt (records
-  // known to be on the tape only later); false: each waits for its reply.
-  bool pipelined_writes = true;
   // Parallel streams to a remote tape (tapekit's rmt, pipelined): N remote
   // shells joined into one session; 0: as many as auto_streams() picks.
   int streams = 1;

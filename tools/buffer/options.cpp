@@ -127,12 +127,15 @@ std::string short_queue_note(const Options& o, bool memory_given) {
          " holds " + std::to_string(enough_blocks) + "\n";
 }
 
-// -o's writes stay in the queue until the output acknowledges them, so the
-// queue bounds what a remote output's pipeline may have in flight: without
-// -m or -b, the queue holds that much (one block more, for the reader to
-// fill meanwhile). (The tees are answered before the next block is taken.)
+// A block stays in the queue until every output acknowledged it, so the
+// queue bounds what a remote output's pipeline may have in flight: the
+// queue that holds that much (one block more, for the reader to fill
+// meanwhile), or 0 when no output is remote. Whether the server there will
+// pipeline is known only once it is open.
 std::size_t blocks_for_write_window(const Options& o) {
-  const std::size_t window = largest_write_window(o.output, open_options(o));
+  const OpenOptions how = open_options(o);
+  std::size_t window = largest_write_window(o.output, how);
+  for (const std::string& tee : o.tees) window = std::max(window, largest_write_window(tee, how));
   return window == 0 ? 0 : window / o.block_size + 1;
 }
 
@@ -359,7 +362,10 @@ Options parse_options(int argc, char** argv) {
                  std::to_string(kLegacyQueueHeader + o.block_size) + " or more (-m is " +
                  std::to_string(o.max_shmem) + (p.memory_given ? "" : " by default") + ")");
     o.blocks = static_cast<std::size_t>(blocks);
-    if (!p.memory_given) o.blocks = std::max(o.blocks, blocks_for_write_window(o));
+    // Only where the queue's size is nobody's choice: -p and the water
+    // marks are shares of it.
+    if (!p.memory_given && o.percent == 0 && o.high_water == 0 && o.low_water < 0)
+      o.blocks = std::max(o.blocks, blocks_for_write_window(o));
     o.short_queue_note = short_queue_note(o, p.memory_given);
   }
   // A queue on a file may be larger than memory (its file system's room is

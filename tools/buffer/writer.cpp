@@ -138,6 +138,7 @@ void Writer::write_oldest_block() {
   // acknowledged it.
   ring_.take();
   ++blocks_taken_;
+  held_sizes_.push_back(block.size());
   if (primary().working()) write_block(primary(), block);
   // A failing tee is dealt with once every tee has the block, so that what
   // reached each is the same whichever fails.
@@ -213,14 +214,10 @@ void Writer::count_written(Output& out, std::span<const std::byte> reached) {
   out.written += reached.size();
   out.per_volume.back() += reached.size();
   if (!reached.empty()) out.fresh_volume = false;
-  if (is_primary(out)) {
-    ring_.count_out(reached.size());
-    if (hasher_) {
-      hasher_->add(reached);
-      return;
-    }
-  }
-  if (out.digest) out.digest->add(reached);
+  if (hasher_ && is_primary(out))
+    hasher_->add(reached);
+  else if (out.digest)
+    out.digest->add(reached);
 }
 
 void Writer::acknowledge_written() {
@@ -232,6 +229,9 @@ void Writer::acknowledge_written() {
   }
   while (blocks_released_ < done) {
     ++blocks_released_;
+    // The queue's progress: what every output has (as 1.19 counted it).
+    ring_.count_out(held_sizes_.front());
+    held_sizes_.pop_front();
     release_block();
     // 1.19's -S/-t records, block by block as it wrote them.
     legacy_.after_block(primary().written);
@@ -268,12 +268,17 @@ void Writer::make_room_for(std::size_t wanted) {
     const std::uint64_t needed = held + wanted - ring_.blocks();
     for (Output& out : outputs_) {
       if (!out.working() || out.blocks_done > blocks_released_) continue;
+      // The writes that end the `needed` oldest blocks it holds (a block
+      // written in two parts is two writes).
+      std::size_t writes = 0;
+      for (std::uint64_t blocks = 0; writes < out.sent.size() && blocks < needed; ++writes)
+        if (out.sent[writes].ends_block) ++blocks;
       const std::size_t pending = out.tape->unacknowledged().records;
       const std::size_t to_write = out.sent.empty() ? 0 : out.sent.front().bytes.size();
       try {
         hung_output_ = is_primary(out) ? out.name() : "a --tee output";
         Watchdog::Call call = watchdog_.watch();
-        out.tape->settle_writes(pending > needed ? pending - static_cast<std::size_t>(needed) : 0);
+        out.tape->settle_writes(pending > writes ? pending - writes : 0);
       } catch (const Interrupted&) {
         after_interruption();
       } catch (const Error& e) {
@@ -517,10 +522,12 @@ void Writer::close_output() {
 
 void Writer::report_write_failure(Output& out, const Error& e, std::size_t to_write, std::size_t done) {
   run_.set_writer_reported();
+  if (is_primary(out) && e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
+  // First, as it takes what the output lost off its count.
+  const std::string loss = stream_lost_text(e) + lost_link_text(out) + loss_text(out, e);
   std::string text = "buffer (writer): write of data failed: " + out.name() + ": " +
                      strerror_text(e.errnum()) + "\n";
   if (is_primary(out)) {
-    if (e.errnum() == EPIPE) throw e;  // a reader that went away: quiet, as 1.19
     // What -o took, as 1.19 counted write()'s returns: writes in flight
     // too; and write()'s return, -1 when none of the block went.
     char kilobytes[32];
@@ -530,7 +537,7 @@ void Writer::report_write_failure(Output& out, const Error& e, std::size_t to_wr
             ", bytes written=" + (done == 0 ? std::string("-1") : std::to_string(done)) +
             ", total written " + kilobytes + "\n";
   }
-  text += stream_lost_text(e) + lost_link_text(out) + loss_text(out, e);
+  text += loss;
   // The tape still gets closed as a tape before the count is final.
   text += close_after_stop();
   throw ExactExit(kExitRuntime, text + "buffer (writer): " + reached_text());

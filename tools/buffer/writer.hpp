@@ -211,6 +211,7 @@ class Writer {
   pid_t reader_;
   std::uint64_t blocks_taken_ = 0;     // from the ring
   std::uint64_t blocks_released_ = 0;  // back to the reader
+  std::deque<std::size_t> held_sizes_;  // the size of each block taken, not yet released
   std::uint64_t next_gib_ = kGiB;
   RateLimit output_limit_;
   std::string hung_output_;  // the output a watched write goes to, for --timeout's message

@@ -176,7 +176,7 @@ read_volumes() {
   # The rmt takes its requests at 1 MB/s, as over a slow link, so that
   # writes are in flight when the tape fills and the server cancels them.
   printf '%s\n' '#!/bin/bash' \
-    "exec $TK_BIN/rmt --debug-log $PWD/rmt.debug < <(exec $TK_TEST_BIN/pacer --rate 1m --chunk 4k --partial 1)" \
+    "exec $TK_BIN/rmt --debug-log $PWD/rmt.debug < <(exec $TK_PLAIN_TEST_BIN/pacer --rate 1m --chunk 4k --partial 1)" \
     >paced-rmt
   chmod +x paced-rmt
   # More than the pipeline's first window, so the tape's answer comes while

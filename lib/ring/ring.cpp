@@ -497,21 +497,17 @@ std::span<const std::byte> Ring::oldest_filled_block() const noexcept {
           static_cast<std::size_t>(lengths_of(shared_)[index])};
 }
 
-void Ring::release(std::size_t bytes_written) noexcept {
+void Ring::release() noexcept {
   take();
-  count_out(bytes_written);
   release_taken();
 }
 
 void Ring::take() noexcept {
   Shared& s = *shared_;
   in_underrun_ = false;
+  s.bytes_out.fetch_add(lengths_of(shared_)[taken_ % s.blocks], std::memory_order_relaxed);
   s.consumer_steps.fetch_add(1, std::memory_order_relaxed);
   ++taken_;
-}
-
-void Ring::count_out(std::uint64_t bytes) noexcept {
-  shared_->bytes_out.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 bool Ring::holds(std::span<const std::byte> bytes) const noexcept {

@@ -85,24 +85,24 @@ class Ring {
   // Filled blocks the consumer has not taken yet, and the oldest of them.
   std::size_t filled() const noexcept;
   std::span<const std::byte> oldest_filled_block() const noexcept;
-  // The consumer is done with the oldest filled block, which `bytes_written`
-  // of it reached the output: the producer may fill it again.
-  void release(std::size_t bytes_written) noexcept;
+  // The consumer is done with the oldest filled block: its bytes count as
+  // out (RingStats::bytes_out), and the producer may fill it again.
+  void release() noexcept;
   // release() in steps, for a consumer that keeps its blocks after moving
   // past them (buffer keeps each until its outputs acknowledge it, and
   // hands it to a thread that hashes it): take() moves the consumer past
-  // the oldest filled block; the block stays out of the producer's reach
-  // until release_taken(), which frees the oldest taken block and may be
-  // called from another thread (one thread takes, one releases). Unreleased
-  // taken blocks still count against the ring's room. count_out() counts
-  // bytes that reached the output, whenever the consumer knows they did.
+  // the oldest filled block and counts its bytes out; the block stays out
+  // of the producer's reach until release_taken(), which frees the oldest
+  // taken block and may be called from another thread (one thread takes,
+  // one releases). Unreleased taken blocks still count against the ring's
+  // room.
   void take() noexcept;
   void release_taken() noexcept;
-  void count_out(std::uint64_t bytes) noexcept;
   // Whether `bytes` lie inside the ring's blocks.
   bool holds(std::span<const std::byte> bytes) const noexcept;
-  // The consumer's corrected count of bytes that reached its output: a
-  // partial write it counted itself, or buffered writes the output lost.
+  // The consumer's corrected count of bytes that reached its output, where
+  // it knows better than the blocks it released (buffered writes the output
+  // lost, a run's end).
   void set_bytes_out(std::uint64_t bytes) noexcept;
   // The consumer came back from a call to its output (release() counts as
   // one): a side that sees this count move knows the consumer is not stuck.

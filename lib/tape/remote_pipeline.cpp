@@ -190,7 +190,7 @@ void RemotePipeline::fail_pipelined_writes(const rmt::Reply& failed) {
 }
 
 void RemotePipeline::settle(const std::string& action) {
-  while (!writes_in_flight_.empty()) take_write_reply();
+  settle_writes(0);
   if (reads_in_flight_ > 0) settle_reads(action);
 }
 

@@ -282,7 +282,7 @@ void RemoteTape::close() {
     // A stop cut a request or a reply short: nothing more can be asked,
     // and a server that stopped answering would not see its end of input
     // either, so its shells are ended at once. The writes still in flight
-    // stay counted (writes_in_flight()): whether they reached the tape is
+    // stay counted (unacknowledged()): whether they reached the tape is
     // not known.
     hang_up(true);
     std::string text = "close " + name() + ": the session was cut short by a stop";

@@ -47,9 +47,7 @@ class RemoteTape final : public Tape, private RemoteLink::Owner {
   // other server is asked nothing: scsi::Refusal::other_server, naming it.
   std::vector<std::uint8_t> health_data(scsi::HealthQuery query) override;
 
-  // Pipelined writes sent whose reply has not come (Tape::unacknowledged).
-  std::size_t writes_in_flight() const noexcept { return pipeline_.writes_in_flight(); }
-  std::uint64_t bytes_in_flight() const noexcept { return pipeline_.bytes_in_flight(); }
+  // Pipelined writes sent whose reply has not come.
   Unacknowledged unacknowledged() const noexcept override {
     return {pipeline_.bytes_in_flight(), pipeline_.writes_in_flight()};
   }

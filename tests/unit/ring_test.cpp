@@ -37,7 +37,7 @@ void fill_and_check(std::size_t block_size, std::size_t blocks) {
     ASSERT_EQ(block.size(), block_size);
     EXPECT_TRUE(std::all_of(block.begin(), block.end(), [&](std::byte b) { return b == expected; }))
         << "block " << i << " was written over";
-    ring.release(block.size());
+    ring.release();
   }
 }
 
@@ -77,7 +77,7 @@ TEST(RingWarming, TheConsumersWarmerEndsByItselfWhenTheInputEnds) {
     if (::write(started[1], "s", 1) != 1) ::_exit(4);
     for (int i = 0; i < 4; ++i) {
       if (ring.wait_filled(1, 5s) != tk::Ring::Wait::ready) ::_exit(3);
-      ring.release(ring.oldest_filled_block().size());
+      ring.release();
     }
     // Not stopped by the Ring's end, which never comes here: by the input's.
     ::_exit(threads_come_down_to(before) ? 0 : 1);

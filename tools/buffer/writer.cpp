@@ -138,15 +138,13 @@ void Writer::write_oldest_block() {
   // acknowledged it.
   ring_.take();
   ++blocks_taken_;
-  held_sizes_.push_back(block.size());
   if (primary().working()) write_block(primary(), block);
   // A failing tee is dealt with once every tee has the block, so that what
   // reached each is the same whichever fails.
   std::vector<std::pair<Output*, std::exception_ptr>> failed;
   for (Output& tee : std::span(outputs_).subspan(1)) {
     if (!tee.working()) continue;
-    write_block(tee, block, true, [&](const Error& e, std::size_t) {
-      settle_sent(tee, e);
+    write_block(tee, block, true, [&](const Error&, std::size_t) {
       failed.emplace_back(&tee, std::current_exception());
       return false;
     });
@@ -155,7 +153,7 @@ void Writer::write_oldest_block() {
     try {
       std::rethrow_exception(failure);
     } catch (const Error& e) {
-      if (!drop_output(*tee, e)) report_write_failure(*tee, e, block.size(), 0);
+      tee_failed(*tee, e, block.size());
     }
   }
   acknowledge_written();
@@ -183,17 +181,26 @@ void Writer::write_block(Output& out, std::span<const std::byte> bytes, bool end
   });
 }
 
+Watchdog::Call Writer::watch(const Output& out) {
+  hung_output_ = is_primary(out) ? out.name() : "a --tee output";
+  return watchdog_.watch();
+}
+
+void Writer::tee_failed(Output& tee, const Error& e, std::size_t block_size) {
+  settle_sent(tee, e);
+  if (!drop_output(tee, e)) report_write_failure(tee, e, block_size, 0);
+}
+
 void Writer::write_block(Output& out, std::span<const std::byte> bytes, bool ends_block,
                          const OnFailure& failed) {
-  const bool watched_as_primary = is_primary(out);
   std::size_t done = 0;
   for (;;) {
     try {
       {
-        hung_output_ = watched_as_primary ? out.name() : "a --tee output";
-        Watchdog::Call call = watchdog_.watch();
+        Watchdog::Call call = watch(out);
+        // Long writes are -o's, the drive's (--record).
         std::optional<WriteTimer> timed;
-        if (watched_as_primary) timed.emplace(run_, long_write_threshold(options_));
+        if (is_primary(out)) timed.emplace(run_, long_write_threshold(options_));
         out.tape->write(bytes.subspan(done));
       }
       out.sent.push_back({bytes.subspan(done), ends_block});
@@ -229,9 +236,6 @@ void Writer::acknowledge_written() {
   }
   while (blocks_released_ < done) {
     ++blocks_released_;
-    // The queue's progress: what every output has (as 1.19 counted it).
-    ring_.count_out(held_sizes_.front());
-    held_sizes_.pop_front();
     release_block();
     // 1.19's -S/-t records, block by block as it wrote them.
     legacy_.after_block(primary().written);
@@ -276,18 +280,15 @@ void Writer::make_room_for(std::size_t wanted) {
       const std::size_t pending = out.tape->unacknowledged().records;
       const std::size_t to_write = out.sent.empty() ? 0 : out.sent.front().bytes.size();
       try {
-        hung_output_ = is_primary(out) ? out.name() : "a --tee output";
-        Watchdog::Call call = watchdog_.watch();
+        Watchdog::Call call = watch(out);
         out.tape->settle_writes(pending > writes ? pending - writes : 0);
       } catch (const Interrupted&) {
         after_interruption();
       } catch (const Error& e) {
-        if (is_primary(out)) {
+        if (is_primary(out))
           primary_failed(e, to_write, 0);
-        } else {
-          settle_sent(out, e);
-          if (!drop_output(out, e)) report_write_failure(out, e, to_write, 0);
-        }
+        else
+          tee_failed(out, e, to_write);
       }
     }
     const std::uint64_t before = blocks_released_;

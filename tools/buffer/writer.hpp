@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -109,6 +108,10 @@ class Writer {
   // still working it is dropped (false); otherwise the run ends.
   // `block_size` and `done`: the block being written, for 1.19's lines.
   bool primary_failed(const Error& e, std::size_t block_size, std::size_t done);
+  // A tee failed: dropped under --keep-going, else the run ends.
+  void tee_failed(Output& tee, const Error& e, std::size_t block_size);
+  // Watches a call to an output for --timeout, naming it for the message.
+  Watchdog::Call watch(const Output& out);
   void write_unwritten(Output& out);
 
   // With --keep-going an output that failed is dropped (true): closed, said,
@@ -211,7 +214,6 @@ class Writer {
   pid_t reader_;
   std::uint64_t blocks_taken_ = 0;     // from the ring
   std::uint64_t blocks_released_ = 0;  // back to the reader
-  std::deque<std::size_t> held_sizes_;  // the size of each block taken, not yet released
   std::uint64_t next_gib_ = kGiB;
   RateLimit output_limit_;
   std::string hung_output_;  // the output a watched write goes to, for --timeout's message
